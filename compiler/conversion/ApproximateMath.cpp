@@ -1,0 +1,29 @@
+//===- ApproximateMath.cpp - Polynomial math functions ----------*- C++ -*-===//
+
+#include "conversion/Passes.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCAPPROXIMATEMATH
+#include "conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+
+namespace {
+struct TfcApproximateMath
+    : tfc::impl::TfcApproximateMathBase<TfcApproximateMath> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "exp" || name == "log" || name == "tanh" ||
+                 name == "erf";
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,53 @@
+//===- CpuPipeline.cpp - tfc -> LLVM dialect for CPUs -----------*- C++ -*-===//
+
+#include "conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tfc::buildCpuPipeline(OpPassManager &pm,
+                           const CpuPipelineOptions &options) {
+  TfcLowerToLoopsOptions lowerOptions;
+  lowerOptions.vectorWidth = options.vectorWidth;
+  pm.addPass(createTfcLowerToLoops(lowerOptions));
+  pm.addPass(createTfcOutlineParallelLoops());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLoopInvariantCodeMotionPass());
+  pm.addPass(createTfcApproximateMath());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+namespace {
+struct CpuPipelineCLOptions
+    : public PassPipelineOptions<CpuPipelineCLOptions> {
+  Option<int64_t> vectorWidth{*this, "vector-width",
+                              llvm::cl::desc("f32 lanes of the vectors"),
+                              llvm::cl::init(16)};
+};
+} // namespace
+
+void tfc::registerCpuPipeline() {
+  PassPipelineRegistration<CpuPipelineCLOptions>(
+      "tfc-cpu-pipeline", "Lowers tfc model functions to the LLVM dialect",
+      [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
+        CpuPipelineOptions options;
+        options.vectorWidth = cl.vectorWidth;
+        buildCpuPipeline(pm, options);
+      });
+}

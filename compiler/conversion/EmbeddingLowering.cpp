@@ -1,0 +1,206 @@
+//===- EmbeddingLowering.cpp - Parameters, linear, embedding, loss -*- C++ -*-//
+//
+// The ops that read the parameter buffer or the token ids: parameter views,
+// linear layers (through the shared matmul), the embedding gather, position
+// encodings, and the cross-entropy loss.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+LogicalResult mlir::tfc::lowerParam(ParamOp op, Lowering &l, Value params,
+                                    Value layer) {
+  auto type = op.getResult().getType();
+  Buffer buffer;
+  buffer.dims = l.shapeOf(type, [](unsigned) { return Value(); });
+  if (!l.sizeOnly()) {
+    Value offset = l.index(op.getOffset());
+    if (layer)
+      offset = l.add(offset, l.mul(layer, l.index(op.getLayerStride())));
+    int64_t numel = type.getNumElements();
+    buffer.flat = memref::SubViewOp::create(
+        l.b, l.loc, params, ArrayRef<OpFoldResult>{offset},
+        ArrayRef<OpFoldResult>{l.b.getIndexAttr(numel)},
+        ArrayRef<OpFoldResult>{l.b.getIndexAttr(1)});
+  }
+  l.bind(op.getResult(), buffer);
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  const Buffer &w = l.lookup(op.getWeight());
+  int64_t inWidth = op.getInFeatures(), outWidth = op.getOutFeatures();
+  SmallVector<Value> dims(ArrayRef<Value>(in.dims).drop_back());
+  dims.push_back(l.allocIndex(outWidth));
+  Buffer out = l.allocateResult(op.getResult(), dims);
+  MatmulProblem p;
+  l.atAllocationPoint([&] {
+    p.batch = l.index(1);
+    p.m = rowCount(l, in);
+    p.n = l.index(outWidth);
+    p.k = l.index(inWidth);
+    Value zero = l.index(0);
+    p.a = MatrixRef{in.flat, zero, zero, p.k, l.index(1)};
+    // [in, out] weights are read by rows; [out, in] (tied) transposed.
+    p.bMat = op.getTransposeWeight()
+                 ? MatrixRef{w.flat, zero, zero, l.index(1), p.k}
+                 : MatrixRef{w.flat, zero, zero, p.n, l.index(1)};
+    p.c = MatrixRef{out.flat, zero, zero, p.n, l.index(1)};
+  });
+  if (op.getBias() && !l.sizeOnly())
+    p.bias = l.lookup(op.getBias()).flat;
+  emitMatmul(l, p);
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerEmbedding(EmbeddingOp op, Lowering &l) {
+  const Buffer &tokens = l.lookup(op.getTokens());
+  const Buffer &table = l.lookup(op.getTable());
+  Buffer out = l.allocateResult(op.getResult(),
+                                {tokens.dims[0], tokens.dims[1], table.dims[1]});
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value width = table.dims[1];
+  Value lastRow = l.sub(table.dims[0], l.index(1));
+  l.parallelFor(l.mul(tokens.dims[0], tokens.dims[1]), [&](Value row) {
+    Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          l.load(tokens.flat, row));
+    // The entry point rejects bad ids; clamping keeps reads in bounds anyway.
+    id = arith::MaxSIOp::create(b, loc, l.minIdx(id, lastRow), l.index(0));
+    Value src = l.mul(id, width), dst = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value i) {
+      l.store(l.load(table.flat, l.add(src, i)), out.flat, l.add(dst, i));
+    });
+  });
+  return success();
+}
+
+/// PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), computed
+/// in f64 so large positions keep their precision.
+static Value sinusoid(Lowering &l, Value pos, Value column, int64_t width) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto f64 = b.getF64Type();
+  Value pair = arith::DivUIOp::create(b, loc, column, l.index(2));
+  Value odd = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::RemUIOp::create(b, loc, column, l.index(2)), l.index(0));
+  auto toF64 = [&](Value idx) -> Value {
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), idx);
+    return arith::SIToFPOp::create(b, loc, f64, i64);
+  };
+  Value exponent = arith::MulFOp::create(
+      b, loc, toF64(pair),
+      arith::ConstantOp::create(
+          b, loc, b.getF64FloatAttr(-2.0 * std::log(10000.0) / width)));
+  Value angle = arith::MulFOp::create(b, loc, toF64(pos),
+                                      math::ExpOp::create(b, loc, exponent));
+  Value v = arith::SelectOp::create(b, loc, odd,
+                                    math::CosOp::create(b, loc, angle),
+                                    math::SinOp::create(b, loc, angle));
+  return arith::TruncFOp::create(b, loc, b.getF32Type(), v);
+}
+
+LogicalResult mlir::tfc::lowerAddPositions(AddPositionsOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  Value seq = in.dims[1], width = in.dims[2];
+  Value table = op.getTable() ? l.lookup(op.getTable()).flat : Value();
+  int64_t staticWidth = op.getInput().getType().getDimSize(2);
+  l.parallelFor(l.mul(in.dims[0], seq), [&](Value row) {
+    Value pos = arith::RemUIOp::create(l.b, l.loc, row, seq);
+    Value base = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value i) {
+      Value pe = table ? l.load(table, l.add(l.mul(pos, width), i))
+                       : sinusoid(l, pos, i, staticWidth);
+      Value x = l.load(in.flat, l.add(base, i));
+      l.store(arith::AddFOp::create(l.b, l.loc, x, pe), out.flat,
+              l.add(base, i));
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
+  const Buffer &logits = l.lookup(op.getLogits());
+  const Buffer &targets = l.lookup(op.getTargets());
+  Value rows = nullptr;
+  l.atAllocationPoint(
+      [&] { rows = l.mul(logits.dims[0], logits.dims[1]); });
+  // Per-row losses and validity, summed afterwards in a fixed order.
+  Buffer perRow = l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
+  Buffer out = l.allocateResult(op.getResult(), {});
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value vocab = logits.dims[2];
+  Value vocabI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), vocab);
+  Value minusInf = l.f32(-INFINITY);
+  l.parallelFor(rows, [&](Value row) {
+    Value base = l.mul(row, vocab);
+    Value target = l.load(targets.flat, row);
+    Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value valid = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
+                              zeroI32),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
+                              vocabI32));
+    Value max = l.forLoop(l.index(0), vocab, ValueRange{minusInf},
+                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                            return {arith::MaximumFOp::create(
+                                b, loc, acc[0],
+                                l.load(logits.flat, l.add(base, j)))};
+                          })[0];
+    Value sum = l.forLoop(l.index(0), vocab, ValueRange{l.f32(0.0)},
+                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                            Value x = l.load(logits.flat, l.add(base, j));
+                            Value e = math::ExpOp::create(
+                                b, loc, arith::SubFOp::create(b, loc, x, max));
+                            return {reassocAdd(l, acc[0], e)};
+                          })[0];
+    Value lse = arith::AddFOp::create(b, loc, max,
+                                      math::LogOp::create(b, loc, sum));
+    Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
+    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), safeTarget);
+    Value nll = arith::SubFOp::create(b, loc, lse,
+                                      l.load(logits.flat, l.add(base, t)));
+    Value zero = l.f32(0.0);
+    l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
+            l.mul(row, l.index(2)));
+    l.store(arith::SelectOp::create(b, loc, valid, l.f32(1.0), zero),
+            perRow.flat, l.add(l.mul(row, l.index(2)), l.index(1)));
+  });
+  // Sequential sum in double: a fixed order, independent of threads.
+  auto f64 = b.getF64Type();
+  Value zero64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+  SmallVector<Value> totals = l.forLoop(
+      l.index(0), rows, ValueRange{zero64, zero64},
+      [&](Value row, ValueRange acc) -> SmallVector<Value> {
+        Value base = l.mul(row, l.index(2));
+        Value nll = arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, base));
+        Value cnt = arith::ExtFOp::create(
+            b, loc, f64, l.load(perRow.flat, l.add(base, l.index(1))));
+        return {arith::AddFOp::create(b, loc, acc[0], nll),
+                arith::AddFOp::create(b, loc, acc[1], cnt)};
+      });
+  Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
+  Value mean = arith::DivFOp::create(
+      b, loc, totals[0], arith::MaximumFOp::create(b, loc, totals[1], one64));
+  l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), out.flat,
+          l.index(0));
+  return success();
+}

@@ -1,0 +1,191 @@
+//===- Lowering.cpp - State shared by the tfc op lowerings ------*- C++ -*-===//
+
+#include "conversion/Lowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Buffers start on cache-line boundaries: vector loads stay aligned and no
+/// two buffers share a line between threads.
+static constexpr int64_t kBufferAlignment = 64;
+
+OpBuilder Lowering::allocBuilder() {
+  assert(allocPoint && "allocation point not set");
+  OpBuilder builder(allocPoint);
+  return builder;
+}
+
+Value Lowering::currentOffset() {
+  if (!offset)
+    offset = allocIndex(0);
+  return offset;
+}
+
+Value Lowering::allocIndex(int64_t v) {
+  OpBuilder ab = allocBuilder();
+  return arith::ConstantIndexOp::create(ab, loc, v);
+}
+
+void Lowering::atAllocationPoint(function_ref<void()> fn) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(allocPoint);
+  fn();
+}
+
+SmallVector<Value>
+Lowering::shapeOf(ShapedType type, function_ref<Value(unsigned)> dynamicDim) {
+  SmallVector<Value> dims;
+  for (unsigned i = 0; i < type.getRank(); ++i)
+    dims.push_back(type.isDynamicDim(i) ? dynamicDim(i)
+                                        : allocIndex(type.getDimSize(i)));
+  return dims;
+}
+
+Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
+  OpBuilder ab = allocBuilder();
+  Value start = currentOffset();
+  Value numel = arith::ConstantIndexOp::create(ab, loc, 1);
+  for (Value d : dims)
+    numel = arith::MulIOp::create(ab, loc, numel, d);
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  Value bytes = arith::MulIOp::create(
+      ab, loc, numel, arith::ConstantIndexOp::create(ab, loc, elementBytes));
+  // Round the size up so the next buffer starts aligned too.
+  Value mask = arith::ConstantIndexOp::create(ab, loc, kBufferAlignment - 1);
+  Value padded = arith::AndIOp::create(
+      ab, loc, arith::AddIOp::create(ab, loc, bytes, mask),
+      arith::ConstantIndexOp::create(ab, loc, ~(kBufferAlignment - 1)));
+  offset = arith::AddIOp::create(ab, loc, start, padded);
+
+  Buffer buffer;
+  buffer.dims.assign(dims.begin(), dims.end());
+  if (sizeOnly())
+    return buffer;
+  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
+  buffer.flat = memref::ViewOp::create(ab, loc, type, workspace, start,
+                                       ValueRange{numel});
+  return buffer;
+}
+
+Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
+  if (auto it = preassigned.find(tensor); it != preassigned.end()) {
+    Buffer buffer = it->second;
+    buffer.dims.assign(dims.begin(), dims.end());
+    bind(tensor, buffer);
+    return buffer;
+  }
+  auto type = cast<ShapedType>(tensor.getType());
+  Buffer buffer = allocate(type.getElementType(), dims);
+  bind(tensor, buffer);
+  return buffer;
+}
+
+const Buffer &Lowering::lookup(Value tensor) const {
+  auto it = buffers.find(tensor);
+  assert(it != buffers.end() && "tensor has no buffer yet");
+  return it->second;
+}
+
+Value Lowering::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+std::optional<int64_t> Lowering::constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+Value Lowering::add(Value a, Value c) {
+  if (constantIndex(a) == 0)
+    return c;
+  if (constantIndex(c) == 0)
+    return a;
+  return arith::AddIOp::create(b, loc, a, c);
+}
+
+Value Lowering::sub(Value a, Value c) {
+  if (constantIndex(c) == 0)
+    return a;
+  return arith::SubIOp::create(b, loc, a, c);
+}
+
+Value Lowering::mul(Value a, Value c) {
+  if (constantIndex(a) == 1)
+    return c;
+  if (constantIndex(c) == 1)
+    return a;
+  return arith::MulIOp::create(b, loc, a, c);
+}
+
+Value Lowering::divUp(Value a, int64_t d) {
+  if (auto c = constantIndex(a))
+    return index((*c + d - 1) / d);
+  return arith::CeilDivUIOp::create(b, loc, a, index(d));
+}
+
+Value Lowering::minIdx(Value a, Value c) {
+  return arith::MinSIOp::create(b, loc, a, c);
+}
+
+Value Lowering::product(ArrayRef<Value> values) {
+  Value result = index(1);
+  for (Value v : values)
+    result = mul(result, v);
+  return result;
+}
+
+Value Lowering::f32(double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+void Lowering::parallelFor(Value n, function_ref<void(Value)> body) {
+  scf::ParallelOp::create(b, loc, ValueRange{index(0)}, ValueRange{n},
+                          ValueRange{index(1)},
+                          [&](OpBuilder &nested, Location, ValueRange ivs) {
+                            OpBuilder::InsertionGuard guard(b);
+                            b.setInsertionPoint(nested.getInsertionBlock(),
+                                                nested.getInsertionPoint());
+                            body(ivs[0]);
+                          });
+}
+
+void Lowering::forLoop(Value lo, Value hi, function_ref<void(Value)> body) {
+  scf::ForOp::create(b, loc, lo, hi, index(1), ValueRange{},
+                     [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                       OpBuilder::InsertionGuard guard(b);
+                       b.setInsertionPoint(nested.getInsertionBlock(),
+                                           nested.getInsertionPoint());
+                       body(iv);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+SmallVector<Value>
+Lowering::forLoop(Value lo, Value hi, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(
+      b, loc, lo, hi, index(1), init,
+      [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        SmallVector<Value> next = body(iv, args);
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value Lowering::load(Value flat, Value idx) {
+  return memref::LoadOp::create(b, loc, flat, ValueRange{idx});
+}
+
+void Lowering::store(Value value, Value flat, Value idx) {
+  memref::StoreOp::create(b, loc, value, flat, ValueRange{idx});
+}

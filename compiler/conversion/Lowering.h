@@ -1,0 +1,145 @@
+//===- Lowering.h - State shared by the tfc op lowerings --------*- C++ -*-===//
+//
+// tfc-lower-to-loops rebuilds a tensor-level model function as loops over
+// flat buffers. Every tensor becomes a `Buffer`: a flat memref<?xf32> (or
+// i32) carved out of the caller's workspace, plus its shape as index values
+// defined before any compute, so allocation offsets never depend on a loop.
+//
+// The same walk runs in two modes: Emit (the forward function) and SizeOnly
+// (the workspace-size function), where lowerings allocate but emit no
+// compute. One allocation sequence serves both, so they cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_LOWERING_H
+#define TFC_CONVERSION_LOWERING_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace mlir::tfc {
+
+/// A lowered tensor: flat storage and its row-major shape.
+struct Buffer {
+  Value flat; // memref<?xT>; null in SizeOnly mode.
+  SmallVector<Value> dims; // index values, one per tensor dimension.
+};
+
+class Lowering {
+public:
+  enum class Mode { Emit, SizeOnly };
+
+  Lowering(OpBuilder &builder, Location loc, Mode mode, int64_t vectorWidth)
+      : b(builder), loc(loc), mode(mode), vectorWidth(vectorWidth) {}
+
+  OpBuilder &b;
+  Location loc;
+  Mode mode;
+  int64_t vectorWidth;
+
+  bool sizeOnly() const { return mode == Mode::SizeOnly; }
+
+  //===--- Buffers and the workspace ---===//
+
+  /// Where allocation arithmetic goes: before any compute.
+  void setAllocationPoint(Operation *beforeOp) { allocPoint = beforeOp; }
+  /// The workspace as memref<?xi8> (null in SizeOnly mode).
+  void setWorkspace(Value ws) { workspace = ws; }
+  /// Running byte offset; starts at 0.
+  Value currentOffset();
+
+  /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements.
+  Buffer allocate(Type elementType, ArrayRef<Value> dims);
+  /// Allocates a buffer for a tensor result and records it.
+  Buffer allocateResult(Value tensor, ArrayRef<Value> dims);
+
+  /// Makes `buffer` the result buffer of `tensor` when it is allocated (the
+  /// caller's output arrays, so results need no final copy).
+  void preassign(Value tensor, Buffer buffer) { preassigned[tensor] = buffer; }
+
+  void bind(Value tensor, Buffer buffer) { buffers[tensor] = buffer; }
+  const Buffer &lookup(Value tensor) const;
+  bool hasBuffer(Value tensor) const { return buffers.count(tensor); }
+
+  //===--- Index arithmetic (folds constants) ---===//
+
+  Value index(int64_t v);
+  Value add(Value a, Value c);
+  Value mul(Value a, Value c);
+  Value sub(Value a, Value c);
+  Value divUp(Value a, int64_t d);
+  Value minIdx(Value a, Value c);
+  Value product(ArrayRef<Value> values);
+  /// Same, at the allocation point (for sizes computed from entry values).
+  Value allocIndex(int64_t v);
+  /// Runs `fn` with the builder at the allocation point: index arithmetic
+  /// there may feed allocation sizes.
+  void atAllocationPoint(function_ref<void()> fn);
+  /// The shape of `type`: static sizes as constants at the allocation point,
+  /// dynamic ones from `dynamicDim(i)`.
+  SmallVector<Value> shapeOf(ShapedType type,
+                             function_ref<Value(unsigned)> dynamicDim);
+
+  Value f32(double v);
+
+  /// Static value of an index, if it is a constant.
+  std::optional<int64_t> constantIndex(Value v);
+
+  //===--- Loops ---===//
+
+  /// A 1-D parallel loop over [0, n); tfc-outline-parallel-loops hands it to
+  /// the thread pool. The body receives the iteration index.
+  void parallelFor(Value n, function_ref<void(Value)> body);
+  /// A sequential loop over [lo, hi).
+  void forLoop(Value lo, Value hi, function_ref<void(Value)> body);
+  /// Sequential loop carrying values; returns the final values.
+  SmallVector<Value> forLoop(Value lo, Value hi, ValueRange init,
+                             function_ref<SmallVector<Value>(Value, ValueRange)>
+                                 body);
+
+  //===--- Memory ---===//
+
+  Value load(Value flat, Value index);
+  void store(Value value, Value flat, Value index);
+
+private:
+  OpBuilder allocBuilder();
+
+  Operation *allocPoint = nullptr;
+  Value workspace;
+  Value offset;
+  llvm::DenseMap<Value, Buffer> buffers;
+  llvm::DenseMap<Value, Buffer> preassigned;
+};
+
+/// A row-major matrix operand of a batched matmul, as strides into a flat
+/// buffer: element (batch, row, col) is at
+/// `base + batch * batchStride + row * rowStride + col * colStride`.
+struct MatrixRef {
+  Value flat;
+  Value base;
+  Value batchStride;
+  Value rowStride;
+  Value colStride;
+};
+
+/// C[bt, m, n] = sum_k A[bt, m, k] * B[bt, k, n] (+ bias[n]) for bt < batch.
+/// C is contiguous along n (colStride 1). `n` and `k` may be dynamic.
+struct MatmulProblem {
+  Value batch, m, n, k;
+  MatrixRef a, bMat, c;
+  Value bias; // Optional flat buffer of n floats.
+};
+
+/// Emits the packing of B and the register-blocked micro-kernel.
+void emitMatmul(Lowering &l, const MatmulProblem &problem);
+
+} // namespace mlir::tfc
+
+#endif // TFC_CONVERSION_LOWERING_H

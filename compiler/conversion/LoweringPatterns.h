@@ -1,0 +1,48 @@
+//===- LoweringPatterns.h - Per-op lowerings --------------------*- C++ -*-===//
+//
+// One function per tfc op: allocate the result (and scratch) through the
+// Lowering, then, unless sizing only, emit the loops. Grouped by file the
+// way the ops are grouped in TfcOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_LOWERINGPATTERNS_H
+#define TFC_CONVERSION_LOWERINGPATTERNS_H
+
+#include "conversion/Lowering.h"
+#include "tfc/Dialect/TfcDialect.h"
+
+namespace mlir::tfc {
+
+/// Number of rows of a buffer viewed as [rows, last dimension].
+Value rowCount(Lowering &l, const Buffer &buffer);
+
+/// Creates `op` with fast-math `reassoc` so LLVM may vectorize reductions;
+/// the order is still fixed by the code, so results are deterministic.
+Value reassocAdd(Lowering &l, Value a, Value c);
+
+/// `layer` is the lowered depth-loop index, or null for global parameters.
+LogicalResult lowerParam(ParamOp op, Lowering &l, Value params, Value layer);
+LogicalResult lowerLinear(LinearOp op, Lowering &l);
+LogicalResult lowerLayerNorm(LayerNormOp op, Lowering &l);
+LogicalResult lowerRMSNorm(RMSNormOp op, Lowering &l);
+LogicalResult lowerSplitHeads(SplitHeadsOp op, Lowering &l);
+LogicalResult lowerMergeHeads(MergeHeadsOp op, Lowering &l);
+LogicalResult lowerAttentionScores(AttentionScoresOp op, Lowering &l);
+LogicalResult lowerAttentionContext(AttentionContextOp op, Lowering &l);
+LogicalResult lowerMask(MaskOp op, Lowering &l);
+LogicalResult lowerSoftmax(SoftmaxOp op, Lowering &l);
+LogicalResult lowerScale(ScaleOp op, Lowering &l);
+LogicalResult lowerActivation(ActivationOp op, Lowering &l);
+LogicalResult lowerGLU(GLUOp op, Lowering &l);
+LogicalResult lowerResidualAdd(ResidualAddOp op, Lowering &l);
+LogicalResult lowerEmbedding(EmbeddingOp op, Lowering &l);
+LogicalResult lowerAddPositions(AddPositionsOp op, Lowering &l);
+LogicalResult lowerCrossEntropy(CrossEntropyOp op, Lowering &l);
+
+/// Copies `numel` elements from one flat buffer to another, in parallel.
+void emitCopy(Lowering &l, Value src, Value dst, Value numel);
+
+} // namespace mlir::tfc
+
+#endif // TFC_CONVERSION_LOWERINGPATTERNS_H

@@ -1,0 +1,84 @@
+//===- NormLowering.cpp - LayerNorm and RMSNorm -----------------*- C++ -*-===//
+//
+// One parallel iteration per row; each row is read twice (statistics, then
+// the normalised output). Reductions use fast-math reassoc so LLVM
+// vectorises them; statistics are accumulated in f32 in a fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+Value mlir::tfc::rowCount(Lowering &l, const Buffer &buffer) {
+  return l.product(ArrayRef<Value>(buffer.dims).drop_back());
+}
+
+Value mlir::tfc::reassocAdd(Lowering &l, Value a, Value c) {
+  auto add = arith::AddFOp::create(l.b, l.loc, a, c);
+  add.setFastmath(arith::FastMathFlags::reassoc);
+  return add;
+}
+
+/// Shared body: y = (x - mean) * rsqrt(mean((x-mean)^2) + eps) * gamma (+
+/// beta); RMSNorm skips the mean.
+static LogicalResult lowerNorm(Operation *op, Lowering &l, Value input,
+                               Value gamma, Value beta, double epsilon,
+                               bool subtractMean) {
+  const Buffer &in = l.lookup(input);
+  Buffer out = l.allocateResult(op->getResult(0), in.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value g = l.lookup(gamma).flat;
+  Value be = beta ? l.lookup(beta).flat : Value();
+  int64_t width = cast<ShapedType>(input.getType()).getShape().back();
+  Value w = l.index(width);
+  Value invWidth = l.f32(1.0 / double(width));
+
+  l.parallelFor(rowCount(l, in), [&](Value row) {
+    Value base = l.mul(row, w);
+    auto sumOf = [&](function_ref<Value(Value)> term) {
+      return l.forLoop(l.index(0), w, ValueRange{l.f32(0.0)},
+                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                         Value x = l.load(in.flat, l.add(base, i));
+                         return {reassocAdd(l, acc[0], term(x))};
+                       })[0];
+    };
+    Value mean = l.f32(0.0);
+    if (subtractMean)
+      mean = arith::MulFOp::create(b, loc, sumOf([](Value x) { return x; }),
+                                   invWidth);
+    Value sq = sumOf([&](Value x) {
+      Value d = arith::SubFOp::create(b, loc, x, mean);
+      return arith::MulFOp::create(b, loc, d, d).getResult();
+    });
+    Value var = arith::MulFOp::create(b, loc, sq, invWidth);
+    Value rstd = math::RsqrtOp::create(
+        b, loc, arith::AddFOp::create(b, loc, var, l.f32(epsilon)));
+    l.forLoop(l.index(0), w, [&](Value i) {
+      Value x = l.load(in.flat, l.add(base, i));
+      Value y = arith::MulFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, x, mean), rstd);
+      y = arith::MulFOp::create(b, loc, y, l.load(g, i));
+      if (be)
+        y = arith::AddFOp::create(b, loc, y, l.load(be, i));
+      l.store(y, out.flat, l.add(base, i));
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerLayerNorm(LayerNormOp op, Lowering &l) {
+  return lowerNorm(op, l, op.getInput(), op.getGamma(), op.getBeta(),
+                   op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
+}
+
+LogicalResult mlir::tfc::lowerRMSNorm(RMSNormOp op, Lowering &l) {
+  return lowerNorm(op, l, op.getInput(), op.getGamma(), Value(),
+                   op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+}

@@ -1,0 +1,178 @@
+//===- OutlineParallelLoops.cpp - scf.parallel -> thread pool ---*- C++ -*-===//
+//
+// Generated code owns no threads: every parallel loop is a call into the
+// runtime's pool, `tfc_rt_parallel_for(rt, n, body, ctx)` (runtime.h). The
+// body is outlined into `void body(void *ctx, int64_t begin, int64_t end)`;
+// captured values travel in a stack struct. Memrefs cross as their LLVM
+// descriptors through unrealized casts, which fold away once memrefs are
+// lowered to LLVM (reconcile-unrealized-casts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/Passes.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCOUTLINEPARALLELLOOPS
+#include "conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+constexpr StringLiteral kParallelFor = "tfc_rt_parallel_for";
+
+FunctionType bodyType(MLIRContext *ctx) {
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto index = IndexType::get(ctx);
+  return FunctionType::get(ctx, {ptr, index, index}, {});
+}
+
+/// Declares `tfc_rt_parallel_for(ptr rt, i64 n, body fn, ptr ctx)`.
+func::FuncOp declareParallelFor(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(kParallelFor))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = FunctionType::get(
+      ctx, {ptr, IntegerType::get(ctx, 64), bodyType(ctx), ptr}, {});
+  auto decl = func::FuncOp::create(b, module.getLoc(), kParallelFor, type);
+  decl.setPrivate();
+  return decl;
+}
+
+class Outliner {
+public:
+  Outliner(ModuleOp module) : module(module), converter(module.getContext()) {}
+
+  LogicalResult outline(scf::ParallelOp loop, StringRef bodyName);
+
+private:
+  /// The type a captured value has inside the context struct.
+  Type storageType(Type type) {
+    if (type.isIndex())
+      return IntegerType::get(type.getContext(), 64);
+    if (isa<MemRefType>(type))
+      return converter.convertType(type);
+    return type;
+  }
+
+  ModuleOp module;
+  LLVMTypeConverter converter;
+};
+
+LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
+  auto parent = loop->getParentOfType<func::FuncOp>();
+  if (!parent || !parent->hasAttr("tfc.runtime_handle"))
+    return loop.emitOpError("must be inside a function whose first argument "
+                            "is the tfc runtime handle");
+  if (loop.getNumLoops() != 1 ||
+      !matchPattern(loop.getLowerBound()[0], m_Zero()) ||
+      !matchPattern(loop.getStep()[0], m_One()))
+    return loop.emitOpError("only 1-D loops from 0 with step 1 are outlined");
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+
+  // Constants are rematerialised in the body (LLVM folds them there);
+  // everything else defined above is captured.
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(loop.getRegion(), above);
+  SmallVector<Value> captures;
+  SmallVector<Operation *> constants;
+  for (Value v : above) {
+    Operation *def = v.getDefiningOp();
+    if (def && def->hasTrait<OpTrait::ConstantLike>())
+      constants.push_back(def);
+    else
+      captures.push_back(v);
+  }
+  SmallVector<Type> fields;
+  for (Value v : captures)
+    fields.push_back(storageType(v.getType()));
+  auto ctxType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+
+  // The body function.
+  OpBuilder mb(ctx);
+  mb.setInsertionPointAfter(parent);
+  auto body = func::FuncOp::create(mb, loc, bodyName, bodyType(ctx));
+  body.setPrivate();
+  Block *entry = body.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  IRMapping mapping;
+  for (Operation *c : constants)
+    b.clone(*c, mapping);
+  for (auto [i, v] : llvm::enumerate(captures)) {
+    Value field = LLVM::GEPOp::create(
+        b, loc, ptr, ctxType, entry->getArgument(0),
+        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    Value loaded = LLVM::LoadOp::create(b, loc, fields[i], field);
+    if (v.getType().isIndex())
+      loaded = arith::IndexCastOp::create(b, loc, v.getType(), loaded);
+    else if (isa<MemRefType>(v.getType()))
+      loaded = UnrealizedConversionCastOp::create(b, loc, v.getType(), loaded)
+                   .getResult(0);
+    mapping.map(v, loaded);
+  }
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto chunk = scf::ForOp::create(b, loc, entry->getArgument(1),
+                                  entry->getArgument(2), one);
+  mapping.map(loop.getInductionVars()[0], chunk.getInductionVar());
+  OpBuilder inner = OpBuilder::atBlockBegin(chunk.getBody());
+  for (Operation &op : loop.getBody()->without_terminator())
+    inner.clone(op, mapping);
+  func::ReturnOp::create(b, loc);
+
+  // The call site: the context struct lives in the parent's entry block so
+  // loops around the call do not grow the stack.
+  OpBuilder eb = OpBuilder::atBlockBegin(&parent.getBody().front());
+  Value count = LLVM::ConstantOp::create(eb, loc, i64, 1);
+  Value ctxPtr = LLVM::AllocaOp::create(eb, loc, ptr, ctxType, count);
+  OpBuilder cb(loop);
+  for (auto [i, v] : llvm::enumerate(captures)) {
+    Value stored = v;
+    if (v.getType().isIndex())
+      stored = arith::IndexCastOp::create(cb, loc, i64, v);
+    else if (isa<MemRefType>(v.getType()))
+      stored = UnrealizedConversionCastOp::create(cb, loc, fields[i], v)
+                   .getResult(0);
+    Value field =
+        LLVM::GEPOp::create(cb, loc, ptr, ctxType, ctxPtr,
+                            ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    LLVM::StoreOp::create(cb, loc, stored, field);
+  }
+  Value fn = func::ConstantOp::create(cb, loc, bodyType(ctx),
+                                      SymbolRefAttr::get(body));
+  Value n = arith::IndexCastOp::create(cb, loc, i64, loop.getUpperBound()[0]);
+  func::CallOp::create(cb, loc, declareParallelFor(module),
+                       ValueRange{parent.getArgument(0), n, fn, ctxPtr});
+  loop.erase();
+  return success();
+}
+
+struct TfcOutlineParallelLoops
+    : tfc::impl::TfcOutlineParallelLoopsBase<TfcOutlineParallelLoops> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<scf::ParallelOp> loops;
+    module.walk([&](scf::ParallelOp loop) { loops.push_back(loop); });
+    Outliner outliner(module);
+    llvm::StringMap<unsigned> counters;
+    for (scf::ParallelOp loop : loops) {
+      auto parent = loop->getParentOfType<func::FuncOp>();
+      std::string name = parent ? parent.getName().str() : "anon";
+      name += "_par" + std::to_string(counters[name]++);
+      if (failed(outliner.outline(loop, name)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,37 @@
+//===- Passes.h - tfc lowering passes ---------------------------*- C++ -*-===//
+
+#ifndef TFC_CONVERSION_PASSES_H
+#define TFC_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tfc {
+
+#define GEN_PASS_DECL
+#include "conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "conversion/Passes.h.inc"
+
+/// Options of the CPU pipeline that differ between targets.
+struct CpuPipelineOptions {
+  int64_t vectorWidth = 16;
+};
+
+/// tfc -> loops -> thread-pool calls -> LLVM dialect, ready for translation.
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// Registers `tfc-cpu-pipeline` for tfc-opt.
+void registerCpuPipeline();
+
+} // namespace mlir::tfc
+
+#endif // TFC_CONVERSION_PASSES_H

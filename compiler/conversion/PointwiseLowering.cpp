@@ -1,0 +1,132 @@
+//===- PointwiseLowering.cpp - Activations, gates, adds, scale --*- C++ -*-===//
+//
+// Elementwise ops run one parallel iteration per row and a contiguous inner
+// loop LLVM vectorises. math.erf/tanh/exp are expanded to polynomials later
+// in the pipeline, so these loops contain no libm calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// out[i] = fn(in_0[i], in_1[i], ...) over buffers of one shape.
+static void emitElementwise(Lowering &l, ArrayRef<Value> inputs,
+                            const Buffer &out,
+                            function_ref<Value(ValueRange)> fn) {
+  Value width = out.dims.back();
+  l.parallelFor(rowCount(l, out), [&](Value row) {
+    Value base = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value i) {
+      Value idx = l.add(base, i);
+      SmallVector<Value> args;
+      for (Value in : inputs)
+        args.push_back(l.load(in, idx));
+      l.store(fn(args), out.flat, idx);
+    });
+  });
+}
+
+/// The activation functions exactly as docs/abi.md defines them.
+static Value applyActivation(Lowering &l, ActivationKind kind, Value x) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto mulf = [&](Value a, Value c) -> Value {
+    return arith::MulFOp::create(b, loc, a, c);
+  };
+  auto addf = [&](Value a, Value c) -> Value {
+    return arith::AddFOp::create(b, loc, a, c);
+  };
+  switch (kind) {
+  case ActivationKind::relu:
+    return arith::MaximumFOp::create(b, loc, x, l.f32(0.0));
+  case ActivationKind::gelu: {
+    // 0.5 x (1 + erf(x / sqrt 2))
+    Value erf = math::ErfOp::create(b, loc, mulf(x, l.f32(M_SQRT1_2)));
+    return mulf(mulf(x, l.f32(0.5)), addf(erf, l.f32(1.0)));
+  }
+  case ActivationKind::gelu_tanh: {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = mulf(mulf(x, x), x);
+    Value inner = mulf(addf(x, mulf(x3, l.f32(0.044715))),
+                       l.f32(std::sqrt(2.0 / M_PI)));
+    Value t = math::TanhOp::create(b, loc, inner);
+    return mulf(mulf(x, l.f32(0.5)), addf(t, l.f32(1.0)));
+  }
+  case ActivationKind::silu: {
+    // x / (1 + exp(-x))
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, x, addf(e, l.f32(1.0)));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+LogicalResult mlir::tfc::lowerActivation(ActivationOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  emitElementwise(l, {in.flat}, out, [&](ValueRange x) {
+    return applyActivation(l, op.getKind(), x[0]);
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerGLU(GLUOp op, Lowering &l) {
+  const Buffer &gate = l.lookup(op.getGate());
+  const Buffer &up = l.lookup(op.getUp());
+  Buffer out = l.allocateResult(op.getResult(), gate.dims);
+  if (l.sizeOnly())
+    return success();
+  emitElementwise(l, {gate.flat, up.flat}, out, [&](ValueRange x) -> Value {
+    Value g = applyActivation(l, op.getKind(), x[0]);
+    return arith::MulFOp::create(l.b, l.loc, g, x[1]);
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerResidualAdd(ResidualAddOp op, Lowering &l) {
+  const Buffer &residual = l.lookup(op.getResidual());
+  const Buffer &branch = l.lookup(op.getBranch());
+  Buffer out = l.allocateResult(op.getResult(), residual.dims);
+  if (l.sizeOnly())
+    return success();
+  double alpha = op.getAlpha().convertToDouble();
+  emitElementwise(l, {residual.flat, branch.flat}, out,
+                  [&](ValueRange x) -> Value {
+                    Value r = x[0];
+                    if (alpha != 1.0)
+                      r = arith::MulFOp::create(l.b, l.loc, r, l.f32(alpha));
+                    return arith::AddFOp::create(l.b, l.loc, r, x[1]);
+                  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerScale(ScaleOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  double factor = op.getFactor().convertToDouble();
+  emitElementwise(l, {in.flat}, out, [&](ValueRange x) -> Value {
+    return arith::MulFOp::create(l.b, l.loc, x[0], l.f32(factor));
+  });
+  return success();
+}
+
+void mlir::tfc::emitCopy(Lowering &l, Value src, Value dst, Value numel) {
+  // Chunks of 4096 floats: enough work per iteration, enough iterations to
+  // split across threads.
+  constexpr int64_t chunk = 4096;
+  l.parallelFor(l.divUp(numel, chunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(chunk));
+    Value end = l.minIdx(l.add(begin, l.index(chunk)), numel);
+    l.forLoop(begin, end, [&](Value i) { l.store(l.load(src, i), dst, i); });
+  });
+}

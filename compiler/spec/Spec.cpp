@@ -1,0 +1,213 @@
+//===- Spec.cpp - Enum words, diagnostics and printing a Spec -------------===//
+//
+// The words toString returns are the words the TOML spec uses, so the reader
+// parses enums through them and printSpec writes them back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spec/Spec.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace tfc::spec {
+
+bool isGated(Activation act) {
+  return act == Activation::SwiGLU || act == Activation::GeGLU ||
+         act == Activation::ReGLU;
+}
+
+Activation gateActivation(Activation act) {
+  switch (act) {
+  case Activation::SwiGLU:
+    return Activation::SiLU;
+  case Activation::GeGLU:
+    return Activation::GELU;
+  case Activation::ReGLU:
+    return Activation::ReLU;
+  default:
+    return act; // Not gated: the activation applies to the up projection.
+  }
+}
+
+const char *toString(NormType v) {
+  switch (v) {
+  case NormType::LayerNorm:
+    return "layernorm";
+  case NormType::RMSNorm:
+    return "rmsnorm";
+  }
+  return "?";
+}
+
+const char *toString(NormPosition v) {
+  switch (v) {
+  case NormPosition::Pre:
+    return "pre";
+  case NormPosition::Post:
+    return "post";
+  case NormPosition::DeepNorm:
+    return "deepnorm";
+  }
+  return "?";
+}
+
+const char *toString(Activation v) {
+  switch (v) {
+  case Activation::ReLU:
+    return "relu";
+  case Activation::GELU:
+    return "gelu";
+  case Activation::GELUTanh:
+    return "gelu_tanh";
+  case Activation::SiLU:
+    return "silu";
+  case Activation::SwiGLU:
+    return "swiglu";
+  case Activation::GeGLU:
+    return "geglu";
+  case Activation::ReGLU:
+    return "reglu";
+  }
+  return "?";
+}
+
+const char *toString(MaskKind v) {
+  switch (v) {
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::Bidirectional:
+    return "bidirectional";
+  }
+  return "?";
+}
+
+const char *toString(PositionKind v) {
+  switch (v) {
+  case PositionKind::Learned:
+    return "learned";
+  case PositionKind::Sinusoidal:
+    return "sinusoidal";
+  case PositionKind::None:
+    return "none";
+  }
+  return "?";
+}
+
+const char *toString(LossKind v) {
+  switch (v) {
+  case LossKind::None:
+    return "none";
+  case LossKind::CrossEntropy:
+    return "cross_entropy";
+  }
+  return "?";
+}
+
+const char *toString(InitScheme v) {
+  switch (v) {
+  case InitScheme::Xavier:
+    return "xavier";
+  case InitScheme::Normal:
+    return "normal";
+  }
+  return "?";
+}
+
+const char *toString(Device v) {
+  switch (v) {
+  case Device::CPU:
+    return "cpu";
+  case Device::CUDA:
+    return "cuda";
+  }
+  return "?";
+}
+
+std::string Diagnostic::str() const {
+  if (line <= 0)
+    return fmt::format("{}: error: {}", file, message);
+  return fmt::format("{}:{}:{}: error: {}", file, line, column, message);
+}
+
+namespace {
+
+/// The shortest text that reads back as the same double, always a TOML float
+/// ("1.0", never "1"). Validated specs hold finite values only.
+std::string tomlFloat(double v) {
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eEni") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+/// A TOML basic string. Names, CPU names and feature strings are validated to
+/// plain ASCII, but escape anyway so that the output is always valid TOML.
+std::string tomlString(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += {'\\', char(c)};
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\u{:04X}", c);
+    else
+      out += char(c);
+  }
+  return out + "\"";
+}
+
+const char *tomlBool(bool b) { return b ? "true" : "false"; }
+
+} // namespace
+
+std::string printSpec(const Spec &s) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "name = {}\n", tomlString(s.name));
+
+  const ModelSpec &m = s.model;
+  fmt::format_to(it,
+                 "\n[model]\nd_model = {}\nn_heads = {}\nd_ff = {}\n"
+                 "depth = {}\nmax_seq = {}\nmax_batch = {}\nbias = {}\n",
+                 m.dModel, m.nHeads, m.dFF, m.depth, m.maxSeq, m.maxBatch,
+                 tomlBool(m.bias));
+
+  const NormSpec &n = s.norm;
+  fmt::format_to(it,
+                 "\n[norm]\ntype = \"{}\"\nposition = \"{}\"\neps = {}\n"
+                 "final = {}\n",
+                 toString(n.type), toString(n.position), tomlFloat(n.eps),
+                 tomlBool(n.final));
+  if (n.position == NormPosition::DeepNorm)
+    fmt::format_to(it, "deepnorm_alpha = {}\ndeepnorm_beta = {}\n",
+                   tomlFloat(n.deepnormAlpha), tomlFloat(n.deepnormBeta));
+
+  fmt::format_to(it, "\n[ffn]\nactivation = \"{}\"\n",
+                 toString(s.ffn.activation));
+  if (isGated(s.ffn.activation))
+    fmt::format_to(it, "multiple_of = {}\n", s.ffn.multipleOf);
+
+  fmt::format_to(it, "\n[attention]\nmask = \"{}\"\ncross = {}\n",
+                 toString(s.attention.mask), tomlBool(s.attention.cross));
+
+  if (s.embedding)
+    fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",
+                   s.embedding->vocab, toString(s.embedding->positions));
+  if (s.head)
+    fmt::format_to(it, "\n[head]\ntied = {}\nloss = \"{}\"\n",
+                   tomlBool(s.head->tied), toString(s.head->loss));
+
+  fmt::format_to(it, "\n[init]\nscheme = \"{}\"\n", toString(s.init.scheme));
+  if (s.init.scheme == InitScheme::Normal)
+    fmt::format_to(it, "std = {}\n", tomlFloat(s.init.std));
+
+  fmt::format_to(it, "\n[target]\ndevice = \"{}\"\n",
+                 toString(s.target.device));
+  if (s.target.device == Device::CPU)
+    fmt::format_to(it, "cpu = {}\nfeatures = {}\n", tomlString(s.target.cpu),
+                   tomlString(s.target.features));
+  return out;
+}
+
+} // namespace tfc::spec

@@ -1,0 +1,171 @@
+//===- Spec.h - A validated Transformer spec --------------------*- C++ -*-===//
+//
+// The plain C++ form of a `tfc` TOML spec: every default resolved, every field
+// checked. Nothing MLIR in here; the frontend turns a Spec into tfc IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_SPEC_SPEC_H
+#define TFC_SPEC_SPEC_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfc::spec {
+
+enum class NormType { LayerNorm, RMSNorm };
+enum class NormPosition { Pre, Post, DeepNorm };
+enum class Activation { ReLU, GELU, GELUTanh, SiLU, SwiGLU, GeGLU, ReGLU };
+enum class MaskKind { Causal, Bidirectional };
+enum class PositionKind { Learned, Sinusoidal, None };
+enum class LossKind { None, CrossEntropy };
+enum class InitScheme { Xavier, Normal };
+enum class Device { CPU, CUDA };
+
+/// True for the gated activations (SwiGLU, GeGLU, ReGLU): three FFN matrices.
+bool isGated(Activation act);
+/// The pointwise function a gated unit applies to its gate (SwiGLU -> SiLU).
+Activation gateActivation(Activation act);
+
+const char *toString(NormType v);
+const char *toString(NormPosition v);
+const char *toString(Activation v);
+const char *toString(MaskKind v);
+const char *toString(PositionKind v);
+const char *toString(LossKind v);
+const char *toString(InitScheme v);
+const char *toString(Device v);
+
+struct ModelSpec {
+  int64_t dModel = 0;
+  int64_t nHeads = 0;
+  int64_t dFF = 0; // Resolved: 4*d_model, or 8/3*d_model rounded up to
+                   // ffn.multiple_of for gated activations.
+  int64_t depth = 1;
+  int64_t maxSeq = 0;
+  int64_t maxBatch = 0; // Largest run-time batch the ABI accepts.
+  bool bias = true;     // Bias vectors on every linear layer.
+  int64_t headDim() const { return dModel / nHeads; }
+};
+
+struct NormSpec {
+  NormType type = NormType::LayerNorm;
+  NormPosition position = NormPosition::Pre;
+  double eps = 1e-5;
+  bool final = true; // Default: true for pre-norm, false otherwise.
+  // DeepNorm constants (Wang et al. 2022), resolved from depth and whether
+  // the block is a decoder with cross-attention unless given explicitly.
+  // alpha scales the residual branch; beta scales the init of ffn, v and out.
+  double deepnormAlpha = 1.0;
+  double deepnormBeta = 1.0;
+};
+
+struct FFNSpec {
+  Activation activation = Activation::GELU;
+  int64_t multipleOf = 256; // Rounding for the default gated d_ff.
+};
+
+struct AttentionSpec {
+  MaskKind mask = MaskKind::Causal;
+  bool cross = false; // Decoder block: cross-attention on an encoder output.
+};
+
+struct EmbeddingSpec {
+  int64_t vocab = 0;
+  PositionKind positions = PositionKind::Learned;
+};
+
+struct HeadSpec {
+  bool tied = false; // Logits use the embedding table transposed.
+  LossKind loss = LossKind::None;
+};
+
+struct InitSpec {
+  InitScheme scheme = InitScheme::Xavier;
+  double std = 0.02; // For InitScheme::Normal.
+};
+
+struct TargetSpec {
+  Device device = Device::CPU;
+  std::string cpu;      // Empty: the host CPU.
+  std::string features; // LLVM feature string, e.g. "+avx2,+fma". Empty:
+                        // the host's features.
+};
+
+struct Spec {
+  std::string name; // A C identifier: prefixes every generated symbol.
+  std::string path; // The file the spec came from (for diagnostics).
+  ModelSpec model;
+  NormSpec norm;
+  FFNSpec ffn;
+  AttentionSpec attention;
+  std::optional<EmbeddingSpec> embedding;
+  std::optional<HeadSpec> head;
+  InitSpec init;
+  TargetSpec target;
+};
+
+/// Limits the validator enforces so that no spec makes the compiler or the
+/// generated code allocate unbounded memory.
+struct Limits {
+  static constexpr int64_t maxWidth = 1 << 16; // d_model, d_ff
+  static constexpr int64_t maxDepth = 4096;
+  static constexpr int64_t maxSeq = 1 << 20;
+  static constexpr int64_t maxBatch = 1 << 16;
+  static constexpr int64_t maxVocab = 1 << 22;
+  static constexpr int64_t maxParams = int64_t(1) << 34;    // floats
+  static constexpr int64_t maxWorkspace = int64_t(1) << 40; // bytes
+};
+
+/// One `file:line:col: error: message` diagnostic. Lines and columns are
+/// 1-based; line 0 means the diagnostic is about the file as a whole (it
+/// could not be read) and str() leaves the position out: "file: error: ...".
+struct Diagnostic {
+  std::string file;
+  int64_t line = 0;
+  int64_t column = 0;
+  std::string message;
+  std::string str() const; // "file:line:col: error: message"
+};
+
+/// Floats in the flat parameter buffer for the layout of docs/abi.md
+/// (embedding, blocks, final norm, untied head). -1 if the count overflows
+/// int64 (never for a spec parseSpec accepted: it is <= Limits::maxParams).
+int64_t paramCount(const Spec &spec);
+
+/// The validator's conservative upper bound, in bytes, of the workspace the
+/// generated code may ask for at (max_batch, max_seq) (and enc_seq = max_seq).
+/// With d = d_model, F = d_ff, H = n_heads, S = max_seq, B = max_batch, V =
+/// vocab if there is a [head] (else 0), c = 2 with cross-attention (else 1):
+///   per block, floats: S * (16*d + 4*F + (c-1)*16*d) + c * 3*H*S*S
+///   outside blocks:    S * (4*d + 2*V)
+///   bytes = 4 * B * (depth * per_block + outside)
+/// i.e. room for ~16 token-vectors of width d and 4 of width d_ff per token
+/// and block (norm inputs/outputs, Q, K, V, attention output, residuals, FFN
+/// pre- and post-activation), 3 score-sized arrays per attention (scores,
+/// probabilities and their gradient) and the logits with their gradient. The
+/// lowering's NAME_workspace_size must stay below it. -1 on int64 overflow.
+/// parseSpec rejects a spec whose bound exceeds Limits::maxWorkspace.
+int64_t workspaceBound(const Spec &spec);
+
+/// The fully resolved spec as TOML that parseSpec accepts and that parses back
+/// to the same Spec (but `path`): every key, sections in schema order. Keys
+/// that only apply to some settings (ffn.multiple_of for gated activations,
+/// norm.deepnorm_* for deepnorm, init.std for scheme = "normal", target.cpu
+/// and target.features for device = "cpu") are printed only there.
+std::string printSpec(const Spec &spec);
+
+/// Parses and validates TOML text. On failure returns std::nullopt and sets
+/// `diag`. Never throws.
+std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
+                              Diagnostic &diag);
+
+/// Reads `path` and parses it. A file that cannot be read is a diagnostic too
+/// (with line 0: "path: error: cannot read file: <reason>"). Never throws.
+std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag);
+
+} // namespace tfc::spec
+
+#endif // TFC_SPEC_SPEC_H

@@ -1,0 +1,111 @@
+//===- SpecSizes.cpp - Parameter count and workspace bound ----------------===//
+//
+// Both sizes are computed with overflow-checked arithmetic: the validator runs
+// them on specs whose single fields are within Limits but whose products can
+// still exceed int64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spec/SpecInternal.h"
+
+namespace tfc::spec {
+namespace detail {
+namespace {
+
+/// An int64 that remembers whether any operation leading to it overflowed.
+struct Checked {
+  int64_t value = 0;
+  bool overflow = false;
+
+  Checked(int64_t v = 0) : value(v) {}
+
+  friend Checked operator+(Checked a, Checked b) {
+    Checked r;
+    r.overflow = a.overflow || b.overflow ||
+                 __builtin_add_overflow(a.value, b.value, &r.value);
+    return r;
+  }
+  friend Checked operator*(Checked a, Checked b) {
+    Checked r;
+    r.overflow = a.overflow || b.overflow ||
+                 __builtin_mul_overflow(a.value, b.value, &r.value);
+    return r;
+  }
+  Checked &operator+=(Checked b) { return *this = *this + b; }
+};
+
+/// Floats of one linear layer [in, out] with its optional bias.
+Checked linear(const Spec &s, int64_t in, int64_t out) {
+  return Checked(in) * out + (s.model.bias ? out : 0);
+}
+
+/// Floats of one norm: weight, plus bias for LayerNorm.
+Checked norm(const Spec &s) {
+  return Checked(s.model.dModel) * (s.norm.type == NormType::LayerNorm ? 2 : 1);
+}
+
+/// One block's floats, in the order of docs/abi.md.
+Checked blockParams(const Spec &s) {
+  int64_t d = s.model.dModel, f = s.model.dFF;
+  Checked attention = norm(s) + Checked(4) * linear(s, d, d);
+  Checked block = attention;
+  if (s.attention.cross)
+    block += attention; // cross_norm and cross.{wq,wk,wv,wo}
+  block += norm(s);     // ffn_norm
+  if (isGated(s.ffn.activation))
+    block += linear(s, d, f);                 // w_gate
+  block += linear(s, d, f) + linear(s, f, d); // w_up, w_down
+  return block;
+}
+
+} // namespace
+
+bool checkedParamCount(const Spec &s, int64_t &count) {
+  int64_t d = s.model.dModel;
+  Checked total;
+  if (s.embedding) {
+    total += Checked(s.embedding->vocab) * d;
+    if (s.embedding->positions == PositionKind::Learned)
+      total += Checked(s.model.maxSeq) * d;
+  }
+  total += Checked(s.model.depth) * blockParams(s);
+  if (s.norm.final)
+    total += norm(s);
+  if (s.head && !s.head->tied && s.embedding)
+    total += Checked(d) * s.embedding->vocab;
+  count = total.value;
+  return !total.overflow;
+}
+
+bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
+  // The formula is documented at workspaceBound in Spec.h.
+  int64_t d = s.model.dModel, f = s.model.dFF, h = s.model.nHeads;
+  int64_t seq = s.model.maxSeq;
+  int64_t attentions = s.attention.cross ? 2 : 1;
+  int64_t vocab = s.head && s.embedding ? s.embedding->vocab : 0;
+
+  Checked perToken = Checked(16) * d + Checked(4) * f;
+  if (s.attention.cross)
+    perToken += Checked(16) * d;
+  Checked scores = Checked(3 * attentions) * h * seq * seq;
+  Checked perBlock = Checked(seq) * perToken + scores;
+  Checked outside = Checked(seq) * (Checked(4) * d + Checked(2) * vocab);
+  Checked total = Checked(4) * s.model.maxBatch *
+                  (Checked(s.model.depth) * perBlock + outside);
+  bytes = total.value;
+  return !total.overflow;
+}
+
+} // namespace detail
+
+int64_t paramCount(const Spec &spec) {
+  int64_t count;
+  return detail::checkedParamCount(spec, count) ? count : -1;
+}
+
+int64_t workspaceBound(const Spec &spec) {
+  int64_t bytes;
+  return detail::checkedWorkspaceBound(spec, bytes) ? bytes : -1;
+}
+
+} // namespace tfc::spec

@@ -1,0 +1,147 @@
+//===- SpecValidate.cpp - Defaults and rules across keys ------------------===//
+//
+// Runs after the reader found every key well-formed on its own. Resolves the
+// defaults that depend on other keys, then checks the rules that involve
+// several keys (reporting the one written first in the file), then the
+// whole-model sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spec/SpecInternal.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tfc::spec::detail {
+namespace {
+
+/// d_ff when the spec leaves it out: 4 * d_model, or for the gated units
+/// (three matrices instead of two) 8/3 * d_model rounded up to multiple_of,
+/// which keeps the FFN's parameter count close to the ungated 4x.
+int64_t defaultDFF(const Spec &spec, std::string &how) {
+  int64_t d = spec.model.dModel;
+  if (!isGated(spec.ffn.activation)) {
+    how = "4 * d_model";
+    return 4 * d;
+  }
+  int64_t m = spec.ffn.multipleOf, raw = 8 * d / 3;
+  how = fmt::format("8 * d_model / 3 = {} rounded up to a multiple of {}", raw,
+                    m);
+  return (raw + m - 1) / m * m;
+}
+
+/// DeepNet (Wang et al. 2022), Table 1: encoder-only or decoder-only models
+/// use alpha = (2N)^(1/4), beta = (8N)^(-1/4); the decoder of an
+/// encoder-decoder model (here: a block with cross-attention) uses
+/// alpha = (3N)^(1/4), beta = (12N)^(-1/4).
+void resolveDeepNorm(Spec &spec, const SpecSources &sources) {
+  double n = static_cast<double>(spec.model.depth);
+  bool decoder = spec.attention.cross;
+  if (!sources.has("norm.deepnorm_alpha"))
+    spec.norm.deepnormAlpha = std::pow((decoder ? 3 : 2) * n, 0.25);
+  if (!sources.has("norm.deepnorm_beta"))
+    spec.norm.deepnormBeta = std::pow((decoder ? 12 : 8) * n, -0.25);
+}
+
+} // namespace
+
+bool resolveAndValidate(Spec &spec, const SpecSources &sources,
+                        Diagnostic &diag) {
+  std::vector<Diagnostic> errors;
+  auto error = [&](const char *key, std::string message) {
+    errors.push_back(makeDiag(spec.path, sources.at(key), std::move(message)));
+  };
+  ModelSpec &m = spec.model;
+
+  if (m.dModel % m.nHeads != 0)
+    error("model.n_heads",
+          fmt::format("d_model = {} is not divisible by n_heads = {}", m.dModel,
+                      m.nHeads));
+
+  Activation act = spec.ffn.activation;
+  if (sources.has("ffn.multiple_of") && !isGated(act))
+    error("ffn.multiple_of",
+          fmt::format("'ffn.multiple_of' only applies to gated activations "
+                      "(swiglu, geglu, reglu), not \"{}\"",
+                      toString(act)));
+  if (!sources.has("model.d_ff")) {
+    std::string how;
+    int64_t dff = defaultDFF(spec, how);
+    if (dff > Limits::maxWidth)
+      error("model.d_model",
+            fmt::format("the default d_ff ({}) is {}, over the limit of {}; "
+                        "set 'model.d_ff'",
+                        how, dff, Limits::maxWidth));
+    m.dFF = dff;
+  }
+
+  NormSpec &norm = spec.norm;
+  if (!sources.has("norm.final"))
+    norm.final = norm.position == NormPosition::Pre;
+  if (norm.position == NormPosition::DeepNorm) {
+    resolveDeepNorm(spec, sources);
+  } else {
+    for (const char *key : {"norm.deepnorm_alpha", "norm.deepnorm_beta"})
+      if (sources.has(key))
+        error(key, fmt::format("'{}' only applies to position = \"deepnorm\", "
+                               "not \"{}\"",
+                               key, toString(norm.position)));
+    norm.deepnormAlpha = norm.deepnormBeta = 1.0;
+  }
+
+  if (spec.embedding && spec.embedding->positions == PositionKind::Sinusoidal &&
+      m.dModel % 2)
+    error("embedding.positions",
+          fmt::format("positions = \"sinusoidal\" needs an even d_model "
+                      "(sine and cosine pairs), but d_model = {}",
+                      m.dModel));
+  if (spec.head && !spec.embedding)
+    error("head", "[head] needs a vocabulary: add an [embedding] section "
+                  "with 'vocab'");
+
+  if (sources.has("init.std") && spec.init.scheme != InitScheme::Normal)
+    error("init.std",
+          fmt::format("'init.std' only applies to scheme = \"normal\", not "
+                      "\"{}\"",
+                      toString(spec.init.scheme)));
+
+  if (spec.target.device != Device::CPU)
+    for (const char *key : {"target.cpu", "target.features"})
+      if (sources.has(key))
+        error(key, fmt::format("'{}' applies to device = \"cpu\", not \"{}\"",
+                               key, toString(spec.target.device)));
+
+  if (!errors.empty()) {
+    diag = firstInFile(errors);
+    return false;
+  }
+
+  // Whole-model sizes: no single key is to blame, so point at [model].
+  int64_t params;
+  bool counted = checkedParamCount(spec, params);
+  if (!counted || params > Limits::maxParams) {
+    std::string count = counted ? fmt::format("{}", params) : "more than 2^63";
+    diag = makeDiag(spec.path, sources.at("model"),
+                    fmt::format("the model has {} parameters, over the limit "
+                                "of {}",
+                                count, Limits::maxParams));
+    return false;
+  }
+  int64_t bytes;
+  bool fits = checkedWorkspaceBound(spec, bytes);
+  if (!fits || bytes > Limits::maxWorkspace) {
+    std::string size =
+        fits ? fmt::format("{} bytes", bytes) : "more than 2^63 bytes";
+    diag = makeDiag(
+        spec.path, sources.at("model"),
+        fmt::format("the workspace at max_batch = {} and max_seq = {} may "
+                    "need {}, over the limit of {} bytes (1 TiB); lower "
+                    "'model.max_batch' or 'model.max_seq'",
+                    m.maxBatch, m.maxSeq, size, Limits::maxWorkspace));
+    return false;
+  }
+  return true;
+}
+
+} // namespace tfc::spec::detail

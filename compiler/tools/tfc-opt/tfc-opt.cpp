@@ -1,0 +1,26 @@
+//===- tfc-opt.cpp - mlir-opt with the tfc dialect and passes ---*- C++ -*-===//
+//
+// The lit suite's driver for single passes: `tfc-opt %s -tfc-lower-to-loops`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/Passes.h"
+#include "tfc/Dialect/TfcDialect.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::tfc::registerConversionPasses();
+  mlir::tfc::registerCpuPipeline();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::tfc::TfcDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));
+}

@@ -1,0 +1,246 @@
+//===- TfcOps.td - tfc operations --------------------------*- tablegen -*-===//
+//
+// The forward computation of a Transformer block, one op per step of the
+// math in docs/abi.md. Activations are [batch, seq, width] f32 tensors (batch
+// and seq dynamic); attention's per-head tensors are [batch, heads, seq, dh].
+// Type rules live in traits and verifiers; ops carry no layout decisions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_OPS_TD
+#define TFC_OPS_TD
+
+include "tfc/Dialect/TfcDialect.td"
+include "tfc/Dialect/TfcEnums.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Tfc_F32Tensor : RankedTensorOf<[F32]>;
+def Tfc_TokenTensor : RankedTensorOf<[I32]>;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Tfc_ParamOp : Tfc_Op<"param", [Pure]> {
+  let summary = "a parameter tensor read from the flat parameter buffer";
+  let description = [{
+    Views `numel(result)` floats of the flat buffer `params` starting at
+    `offset + layer * layer_stride` as a row-major tensor. Parameters of the
+    block body take the depth loop's induction variable as `layer`; global
+    parameters (embeddings, final norm, head) have none.
+
+    ```mlir
+    %w = tfc.param %params[%layer] {name = "attn.wq.weight", offset = 1536 : i64,
+                                    layer_stride = 7087872 : i64}
+        : tensor<?xf32> -> tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins 1DTensorOf<[F32]>:$params, Optional<Index>:$layer,
+                       StrAttr:$name, I64Attr:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$layer_stride);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $params (`[` $layer^ `]`)? attr-dict `:` type($params) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear layers and norms
+//===----------------------------------------------------------------------===//
+
+def Tfc_LinearOp : Tfc_Op<"linear", [Pure]> {
+  let summary = "x @ W (+ b) over the last axis";
+  let description = [{
+    `result[..., n] = sum_k input[..., k] * W[k, n] + bias[n]`. The weight is
+    stored `[in, out]`; with `transpose_weight` it is stored `[out, in]` and
+    used transposed (a head tied to the embedding table).
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$weight,
+                       Optional<Tfc_F32Tensor>:$bias,
+                       UnitAttr:$transpose_weight);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Input and output widths, read from the weight.
+    int64_t getInFeatures();
+    int64_t getOutFeatures();
+  }];
+}
+
+def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure]> {
+  let summary = "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis";
+  let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
+                       1DTensorOf<[F32]>:$beta, F64Attr:$epsilon);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_RMSNormOp : Tfc_Op<"rms_norm", [Pure]> {
+  let summary = "x / sqrt(mean(x^2) + eps) * gamma over the last axis";
+  let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
+                       F64Attr:$epsilon);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's pieces
+//===----------------------------------------------------------------------===//
+
+def Tfc_SplitHeadsOp : Tfc_Op<"split_heads", [Pure]> {
+  let summary = "[batch, seq, heads*dh] -> [batch, heads, seq, dh]";
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfc_MergeHeadsOp : Tfc_Op<"merge_heads", [Pure]> {
+  let summary = "[batch, heads, seq, dh] -> [batch, seq, heads*dh]";
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure]> {
+  let summary = "Q K^T per head: [b, h, s, dh] x [b, h, t, dh] -> [b, h, s, t]";
+  let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_ScaleOp : Tfc_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiplies every element by a constant";
+  let arguments = (ins Tfc_F32Tensor:$input, F64Attr:$factor);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+}
+
+def Tfc_MaskOp : Tfc_Op<"mask", [Pure, SameOperandsAndResultType]> {
+  let summary = "masks attention scores [b, h, s, t]";
+  let description = [{
+    `causal` sets `scores[..., i, j] = -inf` where `j > i`; `bidirectional`
+    leaves every score as it is.
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_MaskKindAttr:$kind);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "qualified($kind) $input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tfc_SoftmaxOp : Tfc_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax over the last axis";
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Tfc_AttentionContextOp : Tfc_Op<"attention_context", [Pure]> {
+  let summary = "P V per head: [b, h, s, t] x [b, h, t, dh] -> [b, h, s, dh]";
+  let arguments = (ins Tfc_F32Tensor:$probs, Tfc_F32Tensor:$value);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $probs `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise
+//===----------------------------------------------------------------------===//
+
+def Tfc_ActivationOp : Tfc_Op<"activation", [Pure, SameOperandsAndResultType]> {
+  let summary = "a pointwise activation";
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_ActivationKindAttr:$kind);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "qualified($kind) $input attr-dict `:` type($input)";
+}
+
+def Tfc_GLUOp : Tfc_Op<"glu", [Pure, SameOperandsAndResultType]> {
+  let summary = "gated unit: act(gate) * up";
+  let arguments = (ins Tfc_F32Tensor:$gate, Tfc_F32Tensor:$up,
+                       Tfc_ActivationKindAttr:$kind);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    qualified($kind) $gate `,` $up attr-dict `:` type($gate)
+  }];
+}
+
+def Tfc_ResidualAddOp
+    : Tfc_Op<"residual_add", [Pure, SameOperandsAndResultType]> {
+  let summary = "alpha * residual + branch";
+  let description = [{
+    Closes a sub-layer. `alpha` is 1 except under DeepNorm, which scales the
+    residual stream by alpha > 1 before the add.
+  }];
+  let arguments = (ins Tfc_F32Tensor:$residual, Tfc_F32Tensor:$branch,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$residual `,` $branch attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, positions, loss
+//===----------------------------------------------------------------------===//
+
+def Tfc_EmbeddingOp : Tfc_Op<"embedding", [Pure]> {
+  let summary = "table[tokens]: [b, s] i32 x [vocab, d] -> [b, s, d]";
+  let description = [{
+    The generated entry point rejects token ids outside `[0, vocab)` before
+    any compute; the lowering still clamps them so no id reads out of bounds.
+  }];
+  let arguments = (ins Tfc_TokenTensor:$tokens, Tfc_F32Tensor:$table);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $tokens `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure]> {
+  let summary = "adds a position encoding to [b, s, d]";
+  let description = [{
+    `learned` adds rows `0..s-1` of `table` ([max_seq, d]); `sinusoidal` adds
+    sin/cos of pos / 10000^(2i/d) and takes no table.
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, Optional<Tfc_F32Tensor>:$table,
+                       Tfc_PositionKindAttr:$kind);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    qualified($kind) $input (`,` $table^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure]> {
+  let summary = "mean cross-entropy of logits [b, s, v] against targets [b, s]";
+  let description = [{
+    Targets < 0 are ignored; the mean is over the others, and 0 when there
+    are none. Targets >= vocab are ignored too (they name no class).
+  }];
+  let arguments = (ins Tfc_F32Tensor:$logits, Tfc_TokenTensor:$targets);
+  let results = (outs 0DTensorOf<[F32]>:$loss);
+  let assemblyFormat = [{
+    $logits `,` $targets attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TFC_OPS_TD

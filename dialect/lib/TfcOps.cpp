@@ -1,0 +1,328 @@
+//===- TfcOps.cpp - tfc op verifiers ----------------------------*- C++ -*-===//
+//
+// Shape rules the traits cannot state. Every message names the operand and
+// both sizes, so a frontend bug reads like a sentence.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/TfcDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Two dimensions agree unless both are static and differ.
+static bool dimsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that `actual` is a rank-1 tensor of `expected` elements.
+static LogicalResult verifyVector(Operation *op, Value actual, StringRef what,
+                                  int64_t expected, StringRef expectedWhat) {
+  auto type = tensorType(actual);
+  if (type.getRank() != 1)
+    return op->emitOpError() << what << " must have rank 1, got rank "
+                             << type.getRank();
+  if (!dimsAgree(type.getDimSize(0), expected))
+    return op->emitOpError()
+           << what << " has " << dimStr(type.getDimSize(0))
+           << " elements, expected " << dimStr(expected) << " (" << expectedWhat
+           << ")";
+  return success();
+}
+
+/// Checks that the leading `count` dimensions of `a` and `b` agree.
+static LogicalResult verifyLeadingDims(Operation *op, RankedTensorType a,
+                                       StringRef aName, RankedTensorType b,
+                                       StringRef bName, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!dimsAgree(a.getDimSize(i), b.getDimSize(i)))
+      return op->emitOpError()
+             << aName << " dimension " << i << " (" << dimStr(a.getDimSize(i))
+             << ") does not match " << bName << " dimension " << i << " ("
+             << dimStr(b.getDimSize(i)) << ")";
+  return success();
+}
+
+static LogicalResult verifyRank(Operation *op, Value v, StringRef name,
+                                int64_t rank) {
+  int64_t actual = tensorType(v).getRank();
+  if (actual != rank)
+    return op->emitOpError()
+           << name << " must have rank " << rank << ", got rank " << actual;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ParamOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  RankedTensorType type = getResult().getType();
+  if (!type.hasStaticShape())
+    return emitOpError("result must have a static shape");
+  if (getOffset() < 0)
+    return emitOpError("offset must be non-negative, got ") << getOffset();
+  int64_t numel = type.getNumElements();
+  if (getLayer()) {
+    if (getLayerStride() < numel)
+      return emitOpError("layer_stride (")
+             << getLayerStride()
+             << ") must be at least the tensor's element count (" << numel
+             << ")";
+  } else if (getLayerStride() != 0) {
+    return emitOpError("layer_stride needs a layer index");
+  }
+  int64_t bufferSize = getParams().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(bufferSize) && !getLayer() &&
+      getOffset() + numel > bufferSize)
+    return emitOpError("parameter [")
+           << getOffset() << ", " << getOffset() + numel
+           << ") exceeds the parameter buffer of " << bufferSize << " floats";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getInFeatures() {
+  return getWeight().getType().getDimSize(getTransposeWeight() ? 1 : 0);
+}
+
+int64_t LinearOp::getOutFeatures() {
+  return getWeight().getType().getDimSize(getTransposeWeight() ? 0 : 1);
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(verifyRank(*this, getWeight(), "weight", 2)))
+    return failure();
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (input.getRank() < 2)
+    return emitOpError("input must have rank >= 2, got rank ")
+           << input.getRank();
+  if (result.getRank() != input.getRank())
+    return emitOpError("result rank (")
+           << result.getRank() << ") must equal input rank ("
+           << input.getRank() << ")";
+  int64_t last = input.getRank() - 1;
+  if (!dimsAgree(input.getDimSize(last), getInFeatures()))
+    return emitOpError("input width (")
+           << dimStr(input.getDimSize(last))
+           << ") does not match the weight's input width ("
+           << dimStr(getInFeatures()) << ")";
+  if (!dimsAgree(result.getDimSize(last), getOutFeatures()))
+    return emitOpError("result width (")
+           << dimStr(result.getDimSize(last))
+           << ") does not match the weight's output width ("
+           << dimStr(getOutFeatures()) << ")";
+  if (failed(verifyLeadingDims(*this, result, "result", input, "input", last)))
+    return failure();
+  if (getBias())
+    return verifyVector(*this, getBias(), "bias", getOutFeatures(),
+                        "the output width");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Norms
+//===----------------------------------------------------------------------===//
+
+/// Shared rules of the norms: result type equals input type, weights match
+/// the normalised width, epsilon is positive.
+static LogicalResult verifyNorm(Operation *op, Value input, Value result,
+                                ValueRange weights, ArrayRef<StringRef> names,
+                                double epsilon) {
+  if (input.getType() != result.getType())
+    return op->emitOpError("result type ")
+           << result.getType() << " must equal input type " << input.getType();
+  auto type = tensorType(input);
+  if (type.getRank() < 1)
+    return op->emitOpError("input must have rank >= 1");
+  int64_t width = type.getDimSize(type.getRank() - 1);
+  for (auto [weight, name] : llvm::zip(weights, names))
+    if (failed(verifyVector(op, weight, name, width, "the normalised width")))
+      return failure();
+  if (!(epsilon > 0.0))
+    return op->emitOpError("epsilon must be positive, got ") << epsilon;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getResult(), {getGamma(), getBeta()},
+                    {"gamma", "beta"}, getEpsilon().convertToDouble());
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNorm(*this, getInput(), getResult(), {getGamma()}, {"gamma"},
+                    getEpsilon().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's pieces
+//===----------------------------------------------------------------------===//
+
+/// [b, s, h*dh] (merged) against [b, h, s, dh] (split).
+static LogicalResult verifyHeadSplit(Operation *op, RankedTensorType merged,
+                                     StringRef mergedName,
+                                     RankedTensorType split,
+                                     StringRef splitName) {
+  if (merged.getRank() != 3)
+    return op->emitOpError()
+           << mergedName << " must have rank 3, got rank " << merged.getRank();
+  if (split.getRank() != 4)
+    return op->emitOpError()
+           << splitName << " must have rank 4, got rank " << split.getRank();
+  if (!dimsAgree(merged.getDimSize(0), split.getDimSize(0)) ||
+      !dimsAgree(merged.getDimSize(1), split.getDimSize(2)))
+    return op->emitOpError("batch and sequence of ")
+           << mergedName << " [" << dimStr(merged.getDimSize(0)) << ", "
+           << dimStr(merged.getDimSize(1)) << "] do not match " << splitName
+           << " [" << dimStr(split.getDimSize(0)) << ", "
+           << dimStr(split.getDimSize(2)) << "]";
+  int64_t heads = split.getDimSize(1), headDim = split.getDimSize(3);
+  if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) ||
+      ShapedType::isDynamic(merged.getDimSize(2)))
+    return op->emitOpError("heads, head width and model width must be static");
+  if (heads * headDim != merged.getDimSize(2))
+    return op->emitOpError("width (")
+           << merged.getDimSize(2) << ") must equal heads (" << heads
+           << ") x head width (" << headDim << ")";
+  return success();
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  return verifyHeadSplit(*this, getInput().getType(), "input",
+                         getResult().getType(), "result");
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  return verifyHeadSplit(*this, getResult().getType(), "result",
+                         getInput().getType(), "input");
+}
+
+/// For ops contracting two per-head tensors: all rank 4, same batch and heads.
+static LogicalResult verifyPerHead(Operation *op, ValueRange values,
+                                   ArrayRef<StringRef> names) {
+  for (auto [v, name] : llvm::zip(values, names))
+    if (failed(verifyRank(op, v, name, 4)))
+      return failure();
+  auto first = tensorType(values[0]);
+  for (size_t i = 1; i < values.size(); ++i)
+    if (failed(verifyLeadingDims(op, tensorType(values[i]), names[i], first,
+                                 names[0], 2)))
+      return failure();
+  return success();
+}
+
+LogicalResult AttentionScoresOp::verify() {
+  if (failed(verifyPerHead(*this, {getQuery(), getKey(), getResult()},
+                           {"query", "key", "result"})))
+    return failure();
+  auto q = getQuery().getType(), k = getKey().getType();
+  auto r = getResult().getType();
+  if (!dimsAgree(q.getDimSize(3), k.getDimSize(3)))
+    return emitOpError("query head width (")
+           << dimStr(q.getDimSize(3)) << ") does not match key head width ("
+           << dimStr(k.getDimSize(3)) << ")";
+  if (!dimsAgree(r.getDimSize(2), q.getDimSize(2)) ||
+      !dimsAgree(r.getDimSize(3), k.getDimSize(2)))
+    return emitOpError("result must be [batch, heads, query length, key "
+                       "length]");
+  return success();
+}
+
+LogicalResult AttentionContextOp::verify() {
+  if (failed(verifyPerHead(*this, {getProbs(), getValue(), getResult()},
+                           {"probs", "value", "result"})))
+    return failure();
+  auto p = getProbs().getType(), v = getValue().getType();
+  auto r = getResult().getType();
+  if (!dimsAgree(p.getDimSize(3), v.getDimSize(2)))
+    return emitOpError("probs key length (")
+           << dimStr(p.getDimSize(3)) << ") does not match value length ("
+           << dimStr(v.getDimSize(2)) << ")";
+  if (!dimsAgree(r.getDimSize(2), p.getDimSize(2)) ||
+      !dimsAgree(r.getDimSize(3), v.getDimSize(3)))
+    return emitOpError("result must be [batch, heads, query length, head "
+                       "width]");
+  return success();
+}
+
+LogicalResult MaskOp::verify() {
+  if (getInput().getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2, got rank ")
+           << getInput().getType().getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, positions, loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyRank(*this, getTokens(), "tokens", 2)) ||
+      failed(verifyRank(*this, getTable(), "table", 2)) ||
+      failed(verifyRank(*this, getResult(), "result", 3)))
+    return failure();
+  auto result = getResult().getType();
+  if (failed(verifyLeadingDims(*this, result, "result", getTokens().getType(),
+                               "tokens", 2)))
+    return failure();
+  int64_t width = getTable().getType().getDimSize(1);
+  if (!dimsAgree(result.getDimSize(2), width))
+    return emitOpError("result width (")
+           << dimStr(result.getDimSize(2)) << ") does not match the table width ("
+           << dimStr(width) << ")";
+  return success();
+}
+
+LogicalResult AddPositionsOp::verify() {
+  if (failed(verifyRank(*this, getInput(), "input", 3)))
+    return failure();
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " must equal input type "
+           << getInput().getType();
+  int64_t width = getInput().getType().getDimSize(2);
+  if (getKind() == PositionKind::learned) {
+    if (!getTable())
+      return emitOpError("learned positions need a table");
+    if (failed(verifyRank(*this, getTable(), "table", 2)))
+      return failure();
+    int64_t tableWidth = getTable().getType().getDimSize(1);
+    if (!dimsAgree(width, tableWidth))
+      return emitOpError("table width (")
+             << dimStr(tableWidth) << ") does not match the input width ("
+             << dimStr(width) << ")";
+    return success();
+  }
+  if (getTable())
+    return emitOpError("sinusoidal positions take no table");
+  if (ShapedType::isDynamic(width) || width % 2 != 0)
+    return emitOpError("sinusoidal positions need a static, even width, got ")
+           << dimStr(width);
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyRank(*this, getLogits(), "logits", 3)) ||
+      failed(verifyRank(*this, getTargets(), "targets", 2)))
+    return failure();
+  return verifyLeadingDims(*this, getTargets().getType(), "targets",
+                           getLogits().getType(), "logits", 2);
+}
+
+#define GET_OP_CLASSES
+#include "tfc/Dialect/TfcOps.cpp.inc"

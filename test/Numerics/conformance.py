@@ -1,0 +1,565 @@
+#!/usr/bin/python3
+"""Conformance of tfc-generated forward passes against the PyTorch oracle.
+
+For every spec of a matrix (all norm type x position x activation x mask
+blocks, cross-attention variants, embeddings and heads with and without
+loss, odd widths) this script
+
+  1. writes the spec TOML, runs `tfc spec.toml -o NAME.o` and
+     `tfc spec.toml --emit=layout -o NAME.json`, and checks the layout JSON
+     against the oracle's own layout (oracle.py reads only the TOML);
+  2. compiles harness/harness.c against NAME.h / NAME.o / libtfc_runtime;
+  3. runs the harness without params.bin (NAME_init), checks that init is
+     deterministic for a seed, finite, and that the header's macros and
+     tensor table agree with the oracle; compares that forward with the oracle;
+  4. perturbs the parameters (so zero biases or unit norm weights cannot hide
+     a layout mistake) and, for several (batch, seq[, enc_seq], threads),
+     writes random inputs, runs the harness and compares every output with
+     the float64 oracle: max|out - ref| <= rtol * max(1, max|ref|);
+  5. checks that out-of-range batch / seq are rejected with TFC_ERR_BAD_SHAPE.
+
+Prints one line per case and finally `N passed, M failed`; exits 1 on any
+failure. Example:
+
+  test/Numerics/conformance.py --tfc build/bin/tfc --runtime-lib build/lib \\
+      --include runtime/include --quick -j 2 --keep /tmp/conf
+"""
+
+import argparse
+import concurrent.futures
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+import zlib
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import numpy as np
+import torch
+
+from oracle import ACTIVATIONS, Config, Oracle, check_layout_json, compute_layout
+
+HARNESS = os.path.join(HERE, "harness", "harness.c")
+BAD_SHAPE = 2  # TFC_ERR_BAD_SHAPE
+
+# ---------------------------------------------------------------------------
+# The spec matrix.
+# ---------------------------------------------------------------------------
+
+NORMS = ("layernorm", "rmsnorm")
+POSITIONS = ("pre", "post", "deepnorm")
+MASKS = ("causal", "bidirectional")
+SHORT = {"layernorm": "ln", "rmsnorm": "rms", "causal": "c", "bidirectional": "bi",
+         "learned": "learned", "sinusoidal": "sin", "none": "nopos"}
+
+
+def toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def make_toml(name, sections):
+    lines = [f'name = "{name}"']
+    for section, table in sections.items():
+        if table is None:
+            continue
+        lines.append(f"\n[{section}]")
+        lines += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+class SpecCase:
+    def __init__(self, name, sections, quick=False):
+        self.name, self.quick = name, quick
+        self.toml = make_toml(name, sections)
+        self.cfg = Config.from_string(self.toml)  # the oracle's reading
+        self.max_batch = sections["model"]["max_batch"]
+
+
+def block_specs():
+    """All 2 x 3 x 7 x 2 = 84 block combinations; widths and options vary
+    with the index so that defaults, bias = false and odd d_ff get covered."""
+    specs = []
+    i = 0
+    for norm in NORMS:
+        for pos in POSITIONS:
+            for act in ACTIVATIONS:
+                for mask in MASKS:
+                    gated = act in ("swiglu", "geglu", "reglu")
+                    model = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64,
+                             "max_batch": 4, "bias": i % 5 != 3}
+                    ffn = {"activation": act}
+                    if i % 3 == 1:
+                        model["d_ff"] = 72 if not gated else 48
+                    elif gated and i % 3 == 2:
+                        ffn["multiple_of"] = 32  # int(8*32/3) = 85 -> 96
+                    # else: the defaults (128, or 256 for gated).
+                    norm_t = {"type": norm, "position": pos}
+                    if i % 4 == 2:
+                        norm_t["eps"] = 1e-6
+                    if pos != "pre" and i % 6 == 5:
+                        norm_t["final"] = True
+                    if pos == "pre" and i % 6 == 4:
+                        norm_t["final"] = False
+                    name = f"blk_{SHORT[norm]}_{pos}_{act}_{SHORT[mask]}"
+                    specs.append((name, {"model": model, "norm": norm_t, "ffn": ffn,
+                                         "attention": {"mask": mask}}))
+                    i += 1
+    # --quick: 7 blocks that still cover every activation, norm type,
+    # position and mask.
+    quick = {f"blk_{SHORT[NORMS[k % 2]]}_{POSITIONS[k % 3]}_{ACTIVATIONS[k]}_"
+             f"{SHORT[MASKS[(k // 2) % 2]]}" for k in range(7)}
+    return [SpecCase(n, s, n in quick) for n, s in specs]
+
+
+def cross_specs():
+    specs = []
+    acts = ("gelu", "swiglu", "relu", "gelu_tanh", "silu", "geglu")
+    k = 0
+    for pos in POSITIONS:
+        for norm in NORMS:
+            name = f"cross_{SHORT[norm]}_{pos}"
+            model = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4,
+                     "d_ff": 64}
+            specs.append(SpecCase(name, {
+                "model": model, "norm": {"type": norm, "position": pos},
+                "ffn": {"activation": acts[k]},
+                "attention": {"mask": MASKS[k % 2], "cross": True}},
+                quick=name in ("cross_ln_pre", "cross_rms_deepnorm")))
+            k += 1
+    specs.append(SpecCase("cross_deepnorm_alpha", {
+        "model": {"d_model": 24, "n_heads": 2, "depth": 3, "max_seq": 64, "max_batch": 4,
+                  "d_ff": 40, "bias": False},
+        "norm": {"position": "deepnorm", "deepnorm_alpha": 1.3, "final": True},
+        "ffn": {"activation": "reglu"}, "attention": {"cross": True}}))
+    return specs
+
+
+def lm_specs():
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4}
+    rows = [  # name, positions, tied, loss, norm, extra
+        ("lm_learned_untied_ce", "learned", False, "cross_entropy",
+         {"position": "pre"}, {"ffn": {"activation": "gelu_tanh"}}, True),
+        ("lm_sin_tied_ce", "sinusoidal", True, "cross_entropy",
+         {"type": "rmsnorm"}, {"ffn": {"activation": "swiglu", "multiple_of": 16}}, True),
+        ("lm_nopos_untied_logits", "none", False, "none",
+         {"position": "post"}, {"attention": {"mask": "bidirectional"}}, True),
+        ("lm_learned_tied_logits", "learned", True, "none",
+         {"type": "rmsnorm", "position": "deepnorm"}, {"ffn": {"activation": "silu"}}, False),
+        ("lm_sin_untied_ce_nofinal", "sinusoidal", False, "cross_entropy",
+         {"final": False}, {"ffn": {"activation": "relu"}}, False),
+        ("lm_nopos_tied_ce_post_final", "none", True, "cross_entropy",
+         {"position": "post", "final": True}, {"ffn": {"activation": "geglu", "multiple_of": 8}},
+         False),
+    ]
+    specs = []
+    for name, positions, tied, loss, norm, extra, quick in rows:
+        secs = {"model": dict(base), "norm": norm,
+                "embedding": {"vocab": 50, "positions": positions},
+                "head": {"tied": tied, "loss": loss}}
+        secs.update(extra)
+        specs.append(SpecCase(name, secs, quick))
+    specs.append(SpecCase("embed_nohead", {
+        "model": dict(base), "embedding": {"vocab": 37, "positions": "sinusoidal"}}))
+    specs.append(SpecCase("lm_cross_ce", {
+        "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu"}, "attention": {"cross": True},
+        "embedding": {"vocab": 61, "positions": "learned"},
+        "head": {"loss": "cross_entropy"}}, quick=True))
+    return specs
+
+
+def odd_specs():
+    return [
+        SpecCase("odd_dh15_depth3", {  # head width 15, d_ff 50, max_seq 40
+            "model": {"d_model": 30, "n_heads": 2, "d_ff": 50, "depth": 3, "max_seq": 40,
+                      "max_batch": 3},
+            "ffn": {"activation": "gelu"}}, quick=True),
+        SpecCase("odd_dh4_depth1", {  # 5 heads of width 4, one block, bidirectional
+            "model": {"d_model": 20, "n_heads": 5, "d_ff": 36, "max_seq": 33, "max_batch": 2},
+            "norm": {"type": "rmsnorm", "position": "post", "eps": 1e-4},
+            "ffn": {"activation": "reglu"}, "attention": {"mask": "bidirectional"}}),
+        SpecCase("odd_one_head_wide", {  # one head of width 64
+            "model": {"d_model": 64, "n_heads": 1, "depth": 2, "max_seq": 64, "max_batch": 4,
+                      "bias": False},
+            "ffn": {"activation": "silu"}}),
+        SpecCase("odd_lm_vocab1", {  # a vocabulary of one token
+            "model": {"d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq": 17, "max_batch": 2},
+            "embedding": {"vocab": 1}, "head": {"loss": "cross_entropy"}}),
+    ]
+
+
+def all_specs():
+    return block_specs() + cross_specs() + lm_specs() + odd_specs()
+
+
+def shapes_for(spec, quick):
+    """(batch, seq, enc_seq, threads) cases, clamped to the spec's limits.
+    17 and 37 are no multiple of 4, 8 or 16."""
+    full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 64, 64, 0), (1, 37, 50, 1), (4, 5, 23, 3)]
+    cases = full[:3] if quick else full
+    out = []
+    for b, s, t, th in cases:
+        c = (min(b, spec.max_batch), min(s, spec.cfg.max_seq), min(t, spec.cfg.max_seq), th)
+        if c not in out:
+            out.append(c)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running one spec.
+# ---------------------------------------------------------------------------
+
+class Results:
+    """The case lines of one spec."""
+
+    def __init__(self, name):
+        self.name, self.lines, self.passed, self.failed = name, [], 0, 0
+
+    def add(self, ok, case, detail=""):
+        self.lines.append(f"{'PASS' if ok else 'FAIL'} {self.name} {case}"
+                          + (f" {detail}" if detail else ""))
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        return ok
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def run(cmd, timeout, cwd=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout} s: {' '.join(cmd)}"
+    except OSError as e:
+        return 127, f"{e}: {' '.join(cmd)}"
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+def tail(text, n=6):
+    lines = text.splitlines()[-n:]
+    return "".join("\n    | " + line for line in lines)
+
+
+def compare(out, ref, rtol):
+    ref = np.asarray(ref, dtype=np.float64)
+    out = np.asarray(out, dtype=np.float64)
+    if out.shape != ref.shape:
+        return False, f"shape {out.shape} != {ref.shape}"
+    if not np.all(np.isfinite(out)):
+        bad = np.argwhere(~np.isfinite(out))[0]
+        return False, f"non-finite output at {tuple(bad)}"
+    err = np.abs(out - ref)
+    scale = max(1.0, float(np.abs(ref).max()) if ref.size else 1.0)
+    tol = rtol * scale
+    worst = float(err.max()) if err.size else 0.0
+    msg = f"max_err={worst:.3g} tol={tol:.3g}"
+    if worst > tol:
+        idx = tuple(int(i) for i in np.unravel_index(int(err.argmax()), err.shape))
+        msg += f" worst at {idx}: got {out[idx]:.7g} want {ref[idx]:.7g}"
+        return False, msg
+    return True, msg
+
+
+def read_header_txt(path):
+    info, tensors = {}, []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            if parts[0] == "tensor":
+                name, offset, numel, rank, s0, s1 = parts[1:7]
+                shape = (int(s0),) if int(rank) == 1 else (int(s0), int(s1))
+                tensors.append((name, int(offset), int(numel), shape))
+            else:
+                info[parts[0]] = parts[1]
+    return info, tensors
+
+
+def check_header(spec, info, tensors):
+    """The header's macros and tensor table against the oracle."""
+    cfg = spec.cfg
+    want = {"D_MODEL": cfg.d_model, "N_HEADS": cfg.n_heads, "D_FF": cfg.d_ff,
+            "DEPTH": cfg.depth, "MAX_SEQ": cfg.max_seq, "MAX_BATCH": spec.max_batch,
+            "VOCAB": cfg.vocab, "HAS_EMBEDDING": int(cfg.has_embedding),
+            "HAS_HEAD": int(cfg.has_head), "HAS_LOSS": int(cfg.has_loss),
+            "HAS_CROSS": int(cfg.cross)}
+    layout, count = compute_layout(cfg)
+    want.update(param_count=count, NUM_TENSORS=len(layout))
+    for key, value in want.items():
+        if int(info.get(key, -1)) != value:
+            raise CaseFailed(f"header {key} = {info.get(key)}, oracle expects {value}")
+    for k, ((name, offset, shape), t) in enumerate(zip(layout, tensors)):
+        if t != (name, offset, math.prod(shape), shape):
+            raise CaseFailed(f"header tensor #{k} is {t}, oracle expects "
+                             f"{(name, offset, math.prod(shape), shape)}")
+
+
+class Runner:
+    def __init__(self, args, work):
+        self.args, self.work = args, work
+
+    def harness(self, spec, d, b, s, t, threads, seed=None):
+        cmd = [os.path.join(self.sdir(spec), "harness"), d, str(b), str(s),
+               str(t if spec.cfg.cross else 0), str(threads)]
+        if seed is not None:
+            cmd.append(str(seed))
+        return run(cmd, self.args.timeout)
+
+    def sdir(self, spec):
+        return os.path.join(self.work, spec.name)
+
+    def write_inputs(self, spec, d, rng, b, s, t):
+        cfg = spec.cfg
+        os.makedirs(d, exist_ok=True)
+        inputs = {}
+        if cfg.has_embedding:
+            inputs["tokens"] = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
+        else:
+            inputs["x"] = rng.standard_normal((b, s, cfg.d_model)).astype(np.float32)
+        if cfg.cross:
+            inputs["enc"] = rng.standard_normal((b, t, cfg.d_model)).astype(np.float32)
+        if cfg.has_loss:
+            tgt = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
+            tgt[rng.random((b, s)) < 0.2] = -1  # ignored targets
+            if b * s == 1:
+                tgt[:] = -1  # no valid target at all: the loss must be 0
+            inputs["targets"] = tgt
+        for name, a in inputs.items():
+            a.tofile(os.path.join(d, name + ".bin"))
+        return inputs
+
+    def reference(self, model, inputs):
+        with torch.no_grad():
+            outs = model(inputs.get("tokens", inputs.get("x")), inputs.get("enc"),
+                         inputs.get("targets"))
+        return [o.numpy() for o in outs]
+
+    def check_outputs(self, spec, d, model, inputs, b, s):
+        cfg = spec.cfg
+        refs = self.reference(model, inputs)
+        msgs, ok = [], True
+        for name, ref in zip(cfg.output_names(), refs):
+            path = os.path.join(d, name + ".bin")
+            out = np.fromfile(path, dtype=np.float32)
+            if out.size != ref.size:
+                return False, f"{name}.bin has {out.size} floats, expected {ref.size}"
+            good, msg = compare(out.reshape(ref.shape), ref, self.args.rtol)
+            ok &= good
+            msgs.append(f"{name}: {msg}")
+        return ok, "; ".join(msgs)
+
+    # -- the pipeline ------------------------------------------------------
+
+    def run_spec(self, spec):
+        res = Results(spec.name)
+        try:
+            self._run_spec(spec, res)
+        except Exception:
+            res.add(False, "internal", "exception in conformance.py:" +
+                    tail(traceback.format_exc(), 12))
+        return res
+
+    def _run_spec(self, spec, res):
+        a = self.args
+        sd = self.sdir(spec)
+        shutil.rmtree(sd, ignore_errors=True)
+        os.makedirs(sd)
+        toml_path = os.path.join(sd, "spec.toml")
+        with open(toml_path, "w") as f:
+            f.write(spec.toml)
+        cfg = spec.cfg
+        name = cfg.name
+
+        # 1. Compile, and the layout JSON.
+        rc, out = run([a.tfc, toml_path, "-o", os.path.join(sd, name + ".o")], a.timeout)
+        if rc != 0 or not os.path.exists(os.path.join(sd, name + ".h")):
+            res.add(False, "compile", f"tfc exited {rc}" + tail(out))
+            return
+        json_path = os.path.join(sd, name + ".json")
+        rc, out = run([a.tfc, toml_path, "--emit=layout", "-o", json_path], a.timeout)
+        if rc != 0:
+            res.add(False, "layout", f"tfc --emit=layout exited {rc}" + tail(out))
+            layout_ok = False
+        else:
+            try:
+                check_layout_json(cfg, json_path)
+                layout_ok = res.add(True, "layout", f"{len(compute_layout(cfg)[0])} tensors")
+            except (AssertionError, KeyError, ValueError, TypeError) as e:
+                layout_ok = res.add(False, "layout", f"{type(e).__name__}: {e}")
+
+        # 2. The harness.
+        cc = a.cc.split() + [
+            "-O2", "-std=c11", "-I" + a.include, "-I" + sd, f'-DTFC_HEADER="{name}.h"',
+            f"-DTFC_NAME={name}", HARNESS, os.path.join(sd, name + ".o"),
+            "-L" + a.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
+            "-o", os.path.join(sd, "harness")] + a.ldflags.split()
+        rc, out = run(cc, a.timeout)
+        if rc != 0:
+            res.add(False, "harness-build", f"cc exited {rc}" + tail(out, 10))
+            return
+
+        model = Oracle(cfg, torch.float64)
+        rng = np.random.default_rng([zlib.crc32(spec.name.encode()), a.seed])
+        shapes = shapes_for(spec, a.quick)
+
+        # 3. Init: deterministic, finite, header agrees; forward on it.
+        b, s, t, th = shapes[min(1, len(shapes) - 1)]
+        dirs = [os.path.join(sd, n) for n in ("init_a", "init_b", "init_c")]
+        seeds = [a.seed, a.seed, a.seed + 1]
+        params = None
+        try:
+            for d, seed in zip(dirs, seeds):
+                inputs = self.write_inputs(spec, d, np.random.default_rng(7), b, s, t)
+                rc, out = self.harness(spec, d, b, s, t, th, seed)
+                if rc != 0:
+                    raise CaseFailed(f"harness exited {rc}" + tail(out))
+            info, tensors = read_header_txt(os.path.join(dirs[0], "header.txt"))
+            check_header(spec, info, tensors)
+            pa, pb, pc = (np.fromfile(os.path.join(d, "params.bin"), dtype=np.float32)
+                          for d in dirs)
+            if pa.size != model.param_count:
+                raise CaseFailed(f"params.bin has {pa.size} floats, want {model.param_count}")
+            if not np.all(np.isfinite(pa)):
+                raise CaseFailed("init wrote non-finite parameters")
+            if not np.array_equal(pa, pb):
+                raise CaseFailed("init is not deterministic for one seed")
+            if np.array_equal(pa, pc):
+                raise CaseFailed("init gives the same parameters for two seeds")
+            params = pa
+            model.load_flat(params)
+            ok, msg = self.check_outputs(spec, dirs[0], model, inputs, b, s)
+            res.add(ok, f"init+forward b={b} s={s}", msg)
+        except CaseFailed as e:
+            res.add(False, "init", str(e))
+            if params is None:
+                return
+
+        # 4. Perturbed parameters, every shape.
+        flat = params.astype(np.float64).copy()
+        for tname, offset, shape in model.layout:
+            n = math.prod(shape)
+            chunk = flat[offset:offset + n]
+            sd_noise = max(0.5 * float(chunk.std()), 0.1)
+            flat[offset:offset + n] = chunk + rng.standard_normal(n) * sd_noise
+        flat = flat.astype(np.float32)
+        model.load_flat(flat, layout_json=json_path if layout_ok else None)
+        for b, s, t, th in shapes:
+            case = f"b={b} s={s}" + (f" enc={t}" if cfg.cross else "") + f" threads={th}"
+            d = os.path.join(sd, f"b{b}_s{s}_t{t}_th{th}")
+            inputs = self.write_inputs(spec, d, rng, b, s, t)
+            flat.tofile(os.path.join(d, "params.bin"))
+            rc, out = self.harness(spec, d, b, s, t, th)
+            if rc != 0:
+                res.add(False, case, f"harness exited {rc}" + tail(out))
+                continue
+            ok, msg = self.check_outputs(spec, d, model, inputs, b, s)
+            res.add(ok, case, msg)
+
+        # 5. Out-of-range shapes are rejected with a status, not a crash.
+        bad = [(1, cfg.max_seq + 1, 1), (spec.max_batch + 1, 1, 1), (1, 0, 1)]
+        if cfg.cross:
+            bad.append((1, 1, cfg.max_seq + 1))
+        msgs, ok = [], True
+        for b, s, t in bad:
+            d = os.path.join(sd, f"bad_b{b}_s{s}_t{t}")
+            self.write_inputs(spec, d, rng, b, max(s, 0), t)
+            flat.tofile(os.path.join(d, "params.bin"))
+            rc, out = self.harness(spec, d, b, s, t, 0)
+            if rc != 2 or f"status {BAD_SHAPE} " not in out:
+                ok = False
+                msgs.append(f"b={b} s={s} t={t}: exit {rc}, want exit 2 with status "
+                            f"{BAD_SHAPE}" + tail(out, 3))
+        res.add(ok, "rejects-bad-shapes", "; ".join(msgs) or f"{len(bad)} shapes")
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--tfc", default="tfc", help="the tfc executable")
+    ap.add_argument("--runtime-lib", required=True, help="directory of libtfc_runtime.a")
+    ap.add_argument("--include", required=True, help="runtime include dir (tfc/runtime.h)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler (default $CC or cc)")
+    ap.add_argument("--ldflags", default="", help="extra flags for linking the harness")
+    ap.add_argument("--quick", action="store_true", help="a small subset (the lit test)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    ap.add_argument("--filter", metavar="REGEX", help="only specs whose name matches")
+    ap.add_argument("--list", action="store_true", help="list the specs and exit")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per command")
+    args = ap.parse_args(argv)
+
+    specs = all_specs()
+    if args.quick:
+        specs = [s for s in specs if s.quick]
+    if args.filter:
+        specs = [s for s in specs if re.search(args.filter, s.name)]
+    if args.list:
+        for s in specs:
+            print(s.name, shapes_for(s, args.quick))
+        return 0
+    if not specs:
+        print("no specs selected")
+        print("0 passed, 1 failed")
+        return 1
+
+    tfc = shutil.which(args.tfc)
+    if tfc is None:
+        print(f"error: tfc not found: {args.tfc}")
+        print("0 passed, 1 failed")
+        return 1
+    args.tfc = os.path.abspath(tfc)
+    args.include = os.path.abspath(args.include)
+    args.runtime_lib = os.path.abspath(args.runtime_lib)
+    torch.set_num_threads(1)
+
+    if args.keep:
+        work = os.path.abspath(args.keep)
+        os.makedirs(work, exist_ok=True)
+    else:
+        work = tempfile.mkdtemp(prefix="tfc-conformance-")
+    runner = Runner(args, work)
+    passed = failed = 0
+    lock = threading.Lock()
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for fut in concurrent.futures.as_completed(
+                [pool.submit(runner.run_spec, s) for s in specs]):
+            res = fut.result()
+            with lock:
+                for line in res.lines:
+                    print(line)
+                sys.stdout.flush()
+                passed += res.passed
+                failed += res.failed
+    if not args.keep:
+        if failed:
+            print(f"(work files kept in {work})")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

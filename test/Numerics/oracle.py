@@ -1,0 +1,554 @@
+#!/usr/bin/python3
+"""The independent PyTorch oracle for `tfc`.
+
+Builds a torch.nn.Module from a spec TOML file alone -- its own reading of the
+TOML (tomllib) and its own defaults, written from docs/abi.md; nothing here
+imports or calls the compiler -- and computes what a generated `NAME_forward`
+must return, in float64 (default) or float32.
+
+    from oracle import Oracle
+    m = Oracle.from_file("spec.toml")            # float64
+    m.load_flat(params, layout_json="NAME.json") # flat f32 buffer (+ cross-check)
+    logits, loss = m(tokens, targets=targets)    # outputs in ABI order
+    loss.backward(); g = m.flat_grad()           # gradients in the same layout
+
+Parameters are registered under their ABI names ("blocks.0.attn.wq.weight"),
+linear weights stored [in, out] (y = x @ W + b), exactly as in the flat
+buffer, so autograd gradients map one to one onto the ABI's gradient buffer.
+
+Run as a script: `oracle.py spec.toml` prints the resolved config and layout;
+`oracle.py spec.toml --params p.bin --x x.bin ... --out DIR` runs forward.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tomllib
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# ---------------------------------------------------------------------------
+# Spec: the TOML file and its defaults (docs/abi.md, compiler/spec/Spec.h).
+# ---------------------------------------------------------------------------
+
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu", "reglu")
+GATE_OF = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}
+
+_KEYS = {
+    "": {"name", "model", "norm", "ffn", "attention", "embedding", "head",
+         "init", "target"},
+    "model": {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch",
+              "bias"},
+    "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
+             "deepnorm_beta"},
+    "ffn": {"activation", "multiple_of"},
+    "attention": {"mask", "cross"},
+    "embedding": {"vocab", "positions"},
+    "head": {"tied", "loss"},
+    "init": {"scheme", "std"},
+    "target": {"device", "cpu", "features"},
+}
+
+
+class SpecError(ValueError):
+    pass
+
+
+class Config:
+    """A spec with every default resolved (the oracle's own reading)."""
+
+    def __init__(self, doc):
+        for section, keys in _KEYS.items():
+            table = doc if section == "" else doc.get(section, {})
+            if not isinstance(table, dict):
+                raise SpecError(f"[{section}] must be a table")
+            unknown = set(table) - keys
+            if unknown:
+                raise SpecError(f"unknown key(s) in [{section or 'top'}]: "
+                                f"{sorted(unknown)}")
+
+        def get(section, key, default=None, required=False):
+            table = doc.get(section, {})
+            if key in table:
+                return table[key]
+            if required:
+                raise SpecError(f"missing [{section}] {key}")
+            return default
+
+        def choice(section, key, default, allowed):
+            v = get(section, key, default)
+            if v not in allowed:
+                raise SpecError(f"[{section}] {key} = {v!r}: not one of {allowed}")
+            return v
+
+        self.name = doc.get("name")
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise SpecError("name must be a C identifier")
+
+        self.d_model = int(get("model", "d_model", required=True))
+        self.n_heads = int(get("model", "n_heads", required=True))
+        self.depth = int(get("model", "depth", 1))
+        self.max_seq = int(get("model", "max_seq", required=True))
+        self.max_batch = get("model", "max_batch")  # Not needed by the math.
+        self.bias = bool(get("model", "bias", True))
+        if self.d_model <= 0 or self.n_heads <= 0 or self.d_model % self.n_heads:
+            raise SpecError("d_model must be a positive multiple of n_heads")
+        if self.depth < 1 or self.max_seq < 1:
+            raise SpecError("depth and max_seq must be >= 1")
+        self.head_dim = self.d_model // self.n_heads
+
+        self.norm_type = choice("norm", "type", "layernorm", ("layernorm", "rmsnorm"))
+        self.position = choice("norm", "position", "pre", ("pre", "post", "deepnorm"))
+        self.eps = float(get("norm", "eps", 1e-5))
+        self.final = bool(get("norm", "final", self.position == "pre"))
+
+        self.activation = choice("ffn", "activation", "gelu", ACTIVATIONS)
+        self.gated = self.activation in GATE_OF
+        self.multiple_of = int(get("ffn", "multiple_of", 256))
+        d_ff = get("model", "d_ff")
+        if d_ff is None:
+            if self.gated:
+                m = self.multiple_of
+                d_ff = -(-int(8 * self.d_model / 3) // m) * m
+            else:
+                d_ff = 4 * self.d_model
+        self.d_ff = int(d_ff)
+
+        self.mask = choice("attention", "mask", "causal", ("causal", "bidirectional"))
+        self.cross = bool(get("attention", "cross", False))
+
+        # DeepNorm (Wang et al. 2022): alpha scales the residual. Only alpha
+        # matters for forward; beta is an init scale.
+        if self.position == "deepnorm":
+            k = 3 if self.cross else 2
+            self.alpha = float(get("norm", "deepnorm_alpha", (k * self.depth) ** 0.25))
+        else:
+            self.alpha = 1.0
+
+        self.has_embedding = "embedding" in doc
+        self.vocab = 0
+        self.positions = "none"
+        if self.has_embedding:
+            self.vocab = int(get("embedding", "vocab", required=True))
+            self.positions = choice("embedding", "positions", "learned",
+                                    ("learned", "sinusoidal", "none"))
+        self.has_head = "head" in doc
+        self.tied = False
+        self.loss = "none"
+        if self.has_head:
+            if not self.has_embedding:
+                raise SpecError("[head] needs [embedding] (vocab)")
+            self.tied = bool(get("head", "tied", False))
+            self.loss = choice("head", "loss", "none", ("none", "cross_entropy"))
+        self.has_loss = self.loss == "cross_entropy"
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, "rb") as f:
+            return cls(tomllib.load(f))
+
+    @classmethod
+    def from_string(cls, text):
+        return cls(tomllib.loads(text))
+
+    # The ABI's input / output lists, in order.
+    def input_names(self):
+        names = ["tokens" if self.has_embedding else "x"]
+        if self.cross:
+            names.append("enc")
+        if self.has_loss:
+            names.append("targets")
+        return names
+
+    def output_names(self):
+        return ["logits" if self.has_head else "y"] + (["loss"] if self.has_loss else [])
+
+
+# ---------------------------------------------------------------------------
+# Layout: the flat parameter buffer (docs/abi.md "Parameter layout").
+# ---------------------------------------------------------------------------
+
+def _norm_tensors(cfg, prefix):
+    d = cfg.d_model
+    out = [(prefix + ".weight", (d,))]
+    if cfg.norm_type == "layernorm":
+        out.append((prefix + ".bias", (d,)))
+    return out
+
+
+def _linear_tensors(cfg, prefix, n_in, n_out):
+    out = [(prefix + ".weight", (n_in, n_out))]
+    if cfg.bias:
+        out.append((prefix + ".bias", (n_out,)))
+    return out
+
+
+def block_tensors(cfg, i):
+    d, f = cfg.d_model, cfg.d_ff
+    p = f"blocks.{i}."
+    t = _norm_tensors(cfg, p + "attn_norm")
+    for w in ("wq", "wk", "wv", "wo"):
+        t += _linear_tensors(cfg, p + "attn." + w, d, d)
+    if cfg.cross:
+        t += _norm_tensors(cfg, p + "cross_norm")
+        for w in ("wq", "wk", "wv", "wo"):
+            t += _linear_tensors(cfg, p + "cross." + w, d, d)
+    t += _norm_tensors(cfg, p + "ffn_norm")
+    if cfg.gated:
+        t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
+    t += _linear_tensors(cfg, p + "ffn.w_up", d, f)
+    t += _linear_tensors(cfg, p + "ffn.w_down", f, d)
+    return t
+
+
+def compute_layout(cfg):
+    """[(name, offset, shape)] in buffer order, and the total float count."""
+    d = cfg.d_model
+    tensors = []
+    if cfg.has_embedding:
+        tensors.append(("embed.tokens", (cfg.vocab, d)))
+        if cfg.positions == "learned":
+            tensors.append(("embed.positions", (cfg.max_seq, d)))
+    for i in range(cfg.depth):
+        tensors += block_tensors(cfg, i)
+    if cfg.final:
+        tensors += _norm_tensors(cfg, "final_norm")
+    if cfg.has_head and not cfg.tied:
+        tensors.append(("head.weight", (d, cfg.vocab)))
+    layout, offset = [], 0
+    for name, shape in tensors:
+        layout.append((name, offset, tuple(shape)))
+        offset += math.prod(shape)
+    return layout, offset
+
+
+def check_layout_json(cfg, layout_json):
+    """Asserts that a `tfc --emit=layout` JSON agrees with compute_layout.
+
+    layout_json: a path or an already-parsed dict. Raises AssertionError with
+    the first disagreement."""
+    if not isinstance(layout_json, dict):
+        with open(layout_json) as f:
+            layout_json = json.load(f)
+    mine, count = compute_layout(cfg)
+    if "name" in layout_json:
+        assert layout_json["name"] == cfg.name, \
+            f"layout name {layout_json['name']!r} != spec name {cfg.name!r}"
+    assert layout_json["param_count"] == count, \
+        f"param_count {layout_json['param_count']} != oracle's {count}"
+    theirs = layout_json["tensors"]
+    for k, ((name, offset, shape), t) in enumerate(zip(mine, theirs)):
+        got = (t["name"], int(t["offset"]), tuple(int(s) for s in t["shape"]))
+        assert got == (name, offset, shape), \
+            f"tensor #{k}: layout JSON has {got}, oracle expects {(name, offset, shape)}"
+    assert len(theirs) == len(mine), \
+        f"layout JSON lists {len(theirs)} tensors, oracle expects {len(mine)}"
+
+
+# ---------------------------------------------------------------------------
+# The model, in plain torch ops.
+# ---------------------------------------------------------------------------
+
+def sinusoidal_positions(n, d, dtype):
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(same)."""
+    pos = torch.arange(n, dtype=torch.float64)[:, None]
+    col = torch.arange(d)
+    i2 = (col - col % 2).to(torch.float64)  # 2i for both columns of a pair
+    angle = pos / torch.pow(torch.tensor(10000.0, dtype=torch.float64), i2 / d)
+    pe = torch.where(col % 2 == 0, torch.sin(angle), torch.cos(angle))
+    return pe.to(dtype)
+
+
+def activate(name, z):
+    if name == "relu":
+        return torch.relu(z)
+    if name == "gelu":
+        return F.gelu(z)  # exact erf form
+    if name == "gelu_tanh":
+        return F.gelu(z, approximate="tanh")
+    if name == "silu":
+        return z * torch.sigmoid(z)
+    raise ValueError(name)
+
+
+class Linear(nn.Module):
+    """y = x @ W + b with W stored [in, out] as in the flat buffer."""
+
+    def __init__(self, n_in, n_out, bias, dtype):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n_in, n_out, dtype=dtype))
+        self.bias = nn.Parameter(torch.zeros(n_out, dtype=dtype)) if bias else None
+
+    def forward(self, x):
+        y = x @ self.weight
+        return y + self.bias if self.bias is not None else y
+
+
+class Norm(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        d = cfg.d_model
+        self.kind, self.eps = cfg.norm_type, cfg.eps
+        self.weight = nn.Parameter(torch.ones(d, dtype=dtype))
+        self.bias = (nn.Parameter(torch.zeros(d, dtype=dtype))
+                     if self.kind == "layernorm" else None)
+
+    def forward(self, x):
+        if self.kind == "layernorm":  # biased variance, as F.layer_norm
+            return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
+        self.wq = Linear(d, d, cfg.bias, dtype)
+        self.wk = Linear(d, d, cfg.bias, dtype)
+        self.wv = Linear(d, d, cfg.bias, dtype)
+        self.wo = Linear(d, d, cfg.bias, dtype)
+
+    def forward(self, u, z, causal):
+        b, s, d = u.shape
+        t = z.shape[1]
+        h, dh = self.n_heads, self.head_dim
+        q = self.wq(u).view(b, s, h, dh).transpose(1, 2)  # [b, h, s, dh]
+        k = self.wk(z).view(b, t, h, dh).transpose(1, 2)  # [b, h, t, dh]
+        v = self.wv(z).view(b, t, h, dh).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # [b, h, s, t]
+        if causal:
+            future = torch.ones(s, t, dtype=torch.bool).triu(1)  # j > i
+            scores = scores.masked_fill(future, float("-inf"))
+        p = torch.softmax(scores, dim=-1)
+        o = (p @ v).transpose(1, 2).reshape(b, s, d)
+        return self.wo(o)
+
+
+class FFN(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        d, f = cfg.d_model, cfg.d_ff
+        self.activation = cfg.activation
+        if cfg.gated:
+            self.w_gate = Linear(d, f, cfg.bias, dtype)
+        self.w_up = Linear(d, f, cfg.bias, dtype)
+        self.w_down = Linear(f, d, cfg.bias, dtype)
+
+    def forward(self, u):
+        if self.activation in GATE_OF:
+            hidden = activate(GATE_OF[self.activation], self.w_gate(u)) * self.w_up(u)
+        else:
+            hidden = activate(self.activation, self.w_up(u))
+        return self.w_down(hidden)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        self.position, self.alpha = cfg.position, cfg.alpha
+        self.causal = cfg.mask == "causal"
+        self.attn_norm = Norm(cfg, dtype)
+        self.attn = Attention(cfg, dtype)
+        self.has_cross = cfg.cross
+        if cfg.cross:
+            self.cross_norm = Norm(cfg, dtype)
+            self.cross = Attention(cfg, dtype)
+        self.ffn_norm = Norm(cfg, dtype)
+        self.ffn = FFN(cfg, dtype)
+
+    def _sublayer(self, x, norm, f):
+        if self.position == "pre":
+            return x + f(norm(x))
+        # post: N(x + f(x)); deepnorm: N(alpha * x + f(x)).
+        return norm(self.alpha * x + f(x))
+
+    def forward(self, x, enc=None):
+        h = self._sublayer(x, self.attn_norm, lambda u: self.attn(u, u, self.causal))
+        if self.has_cross:
+            # Cross-attention is never masked.
+            h = self._sublayer(h, self.cross_norm, lambda u: self.cross(u, enc, False))
+        return self._sublayer(h, self.ffn_norm, self.ffn)
+
+
+class Embedding(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        self.tokens = nn.Parameter(torch.zeros(cfg.vocab, cfg.d_model, dtype=dtype))
+        if cfg.positions == "learned":
+            self.positions = nn.Parameter(torch.zeros(cfg.max_seq, cfg.d_model, dtype=dtype))
+
+
+class Head(nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(cfg.d_model, cfg.vocab, dtype=dtype))
+
+
+def cross_entropy_mean(logits, targets):
+    """Mean over targets >= 0 of -log softmax(logits)[target]; 0 if none."""
+    valid = targets >= 0
+    safe = torch.where(valid, targets, torch.zeros_like(targets)).long()
+    logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+    nll = -torch.gather(logp, -1, safe.unsqueeze(-1)).squeeze(-1)
+    nll = torch.where(valid, nll, torch.zeros_like(nll))
+    count = valid.sum()
+    return nll.sum() / torch.clamp(count, min=1).to(logits.dtype)
+
+
+class Oracle(nn.Module):
+    """The reference model of one spec; parameters named as in the ABI."""
+
+    def __init__(self, cfg, dtype=torch.float64):
+        super().__init__()
+        self.cfg, self.dtype = cfg, dtype
+        if cfg.has_embedding:
+            self.embed = Embedding(cfg, dtype)
+        self.blocks = nn.ModuleList(Block(cfg, dtype) for _ in range(cfg.depth))
+        if cfg.final:
+            self.final_norm = Norm(cfg, dtype)
+        if cfg.has_head and not cfg.tied:
+            self.head = Head(cfg, dtype)
+        layout, self.param_count = compute_layout(cfg)
+        self.layout = layout
+        # Every registered parameter is in the layout and vice versa.
+        registered = {n for n, _ in self.named_parameters()}
+        listed = {n for n, _, _ in layout}
+        assert registered == listed, (registered ^ listed)
+        for name, _, shape in layout:
+            assert tuple(self.get_parameter(name).shape) == shape, name
+
+    @classmethod
+    def from_file(cls, path, dtype=torch.float64):
+        return cls(Config.from_file(path), dtype)
+
+    # -- parameters -------------------------------------------------------
+
+    def load_flat(self, params, layout_json=None):
+        """Assigns every parameter from the flat f32 buffer `params`.
+
+        With `layout_json` (a path or dict from `tfc --emit=layout`), first
+        asserts that it agrees with the oracle's own layout."""
+        if layout_json is not None:
+            check_layout_json(self.cfg, layout_json)
+        flat = np.asarray(params, dtype=np.float32).reshape(-1)
+        if flat.size != self.param_count:
+            raise ValueError(f"flat buffer has {flat.size} floats, "
+                             f"the layout needs {self.param_count}")
+        with torch.no_grad():
+            for name, offset, shape in self.layout:
+                n = math.prod(shape)
+                chunk = torch.from_numpy(flat[offset:offset + n].copy())
+                self.get_parameter(name).copy_(chunk.view(shape).to(self.dtype))
+
+    def flat_params(self):
+        """The parameters as one flat float64 numpy array (ABI layout)."""
+        return self._flatten(lambda p: p.detach())
+
+    def flat_grad(self):
+        """The gradients (after backward) in the ABI layout; zeros if None."""
+        return self._flatten(lambda p: p.grad if p.grad is not None
+                             else torch.zeros_like(p))
+
+    def _flatten(self, get):
+        out = np.zeros(self.param_count, dtype=np.float64)
+        for name, offset, shape in self.layout:
+            t = get(self.get_parameter(name))
+            out[offset:offset + math.prod(shape)] = t.detach().reshape(-1).double().numpy()
+        return out
+
+    # -- forward ----------------------------------------------------------
+
+    def _tensor(self, a, dtype):
+        if isinstance(a, torch.Tensor):
+            return a.to(dtype)
+        return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
+
+    def forward(self, inp, enc=None, targets=None):
+        """inp: tokens [b, s] (int) with [embedding], else x [b, s, d].
+
+        Returns the ABI outputs in order: (y,) or (logits,) or (logits, loss)."""
+        cfg = self.cfg
+        if cfg.has_embedding:
+            tokens = self._tensor(inp, torch.long)
+            b, s = tokens.shape
+            if s > cfg.max_seq:
+                raise ValueError("seq > max_seq")
+            h = self.embed.tokens[tokens]
+            if cfg.positions == "learned":
+                h = h + self.embed.positions[:s]
+            elif cfg.positions == "sinusoidal":
+                h = h + sinusoidal_positions(s, cfg.d_model, self.dtype)
+        else:
+            h = self._tensor(inp, self.dtype)
+        if cfg.cross:
+            if enc is None:
+                raise ValueError("cross-attention spec needs enc")
+            enc = self._tensor(enc, self.dtype)
+        for block in self.blocks:
+            h = block(h, enc)
+        if cfg.final:
+            h = self.final_norm(h)
+        if not cfg.has_head:
+            return (h,)
+        w = self.embed.tokens.t() if cfg.tied else self.head.weight
+        logits = h @ w
+        if not cfg.has_loss:
+            return (logits,)
+        if targets is None:
+            raise ValueError("cross_entropy spec needs targets")
+        return logits, cross_entropy_mean(logits, self._tensor(targets, torch.long))
+
+
+# ---------------------------------------------------------------------------
+# Command line: print the layout, or run forward on .bin files.
+# ---------------------------------------------------------------------------
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("spec")
+    ap.add_argument("--layout-json", help="cross-check a tfc --emit=layout file")
+    ap.add_argument("--params", help="flat f32 parameter file")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq", type=int, default=1)
+    ap.add_argument("--enc-seq", type=int, default=1)
+    ap.add_argument("--dir", help="reads x.bin/tokens.bin/enc.bin/targets.bin, "
+                    "writes oracle_<output>.bin")
+    ap.add_argument("--float32", action="store_true")
+    args = ap.parse_args(argv)
+
+    cfg = Config.from_file(args.spec)
+    layout, count = compute_layout(cfg)
+    if args.layout_json:
+        check_layout_json(cfg, args.layout_json)
+        print("layout JSON agrees")
+    if not args.params:
+        print(json.dumps({k: v for k, v in vars(cfg).items()}, indent=1))
+        for name, offset, shape in layout:
+            print(f"{offset:10d} {name} {list(shape)}")
+        print(f"param_count {count}")
+        return 0
+
+    model = Oracle(cfg, torch.float32 if args.float32 else torch.float64)
+    model.load_flat(np.fromfile(args.params, dtype=np.float32))
+    b, s, t, d = args.batch, args.seq, args.enc_seq, cfg.d_model
+    rd = lambda n, dt, shape: np.fromfile(os.path.join(args.dir, n), dtype=dt).reshape(shape)
+    inp = (rd("tokens.bin", np.int32, (b, s)) if cfg.has_embedding
+           else rd("x.bin", np.float32, (b, s, d)))
+    enc = rd("enc.bin", np.float32, (b, t, d)) if cfg.cross else None
+    tgt = rd("targets.bin", np.int32, (b, s)) if cfg.has_loss else None
+    with torch.no_grad():
+        outs = model(inp, enc, tgt)
+    for name, out in zip(cfg.output_names(), outs):
+        out.to(torch.float32).numpy().tofile(os.path.join(args.dir, f"oracle_{name}.bin"))
+        print(name, tuple(out.shape))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,506 @@
+#!/usr/bin/python3
+"""Checks the oracle (oracle.py) against independent references.
+
+- torch.nn.TransformerEncoderLayer / TransformerDecoderLayer (pre and post
+  LayerNorm, causal and bidirectional, relu / gelu / gelu_tanh / silu, cross
+  attention) with the oracle's weights copied in;
+- a separate NumPy implementation of docs/abi.md (RMSNorm, gated FFNs,
+  DeepNorm, embeddings, positions, tied head, cross-entropy with ignored
+  targets) -- written without torch, so shared bugs are unlikely;
+- F.cross_entropy(ignore_index=...) for the loss, the classic Vaswani formula
+  for sinusoidal positions;
+- the layout (contiguity, the layout-JSON cross-check, spec defaults) and
+  autograd (torch.autograd.gradcheck, flat_grad against finite differences).
+
+Prints one line per check and `N passed, M failed`; exits nonzero on failure.
+"""
+
+import math
+import os
+import sys
+import traceback
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from oracle import Config, Oracle, check_layout_json, compute_layout, sinusoidal_positions
+
+torch.set_num_threads(1)
+F64 = torch.float64
+
+
+def spec(model="", norm="", ffn="", attention="", extra="", name="t"):
+    return Config.from_string(f'name = "{name}"\n[model]\n{model}\n[norm]\n{norm}\n'
+                              f'[ffn]\n{ffn}\n[attention]\n{attention}\n{extra}')
+
+
+def random_flat(model, rng, scale=0.3):
+    """Random parameters; norm weights around 1 so nothing degenerates."""
+    flat = np.zeros(model.param_count, dtype=np.float32)
+    for name, offset, shape in model.layout:
+        n = math.prod(shape)
+        v = rng.standard_normal(n) * scale
+        if "norm" in name and name.endswith("weight"):
+            v = 1.0 + 0.2 * rng.standard_normal(n)
+        flat[offset:offset + n] = v
+    return flat
+
+
+def P(model, name):
+    return model.get_parameter(name).detach()
+
+
+def maxerr(a, b):
+    a = a.detach().double() if isinstance(a, torch.Tensor) else torch.as_tensor(a, dtype=F64)
+    b = b.detach().double() if isinstance(b, torch.Tensor) else torch.as_tensor(b, dtype=F64)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return (a - b).abs().max().item()
+
+
+# --- torch.nn layers with the oracle's weights ----------------------------
+
+def copy_mha(mha, model, prefix):
+    g = lambda n: P(model, prefix + n)
+    mha.in_proj_weight.copy_(torch.cat([g("wq.weight").t(), g("wk.weight").t(),
+                                        g("wv.weight").t()]))
+    mha.in_proj_bias.copy_(torch.cat([g("wq.bias"), g("wk.bias"), g("wv.bias")]))
+    mha.out_proj.weight.copy_(g("wo.weight").t())
+    mha.out_proj.bias.copy_(g("wo.bias"))
+
+
+def copy_norm(ln, model, prefix):
+    ln.weight.copy_(P(model, prefix + ".weight"))
+    ln.bias.copy_(P(model, prefix + ".bias"))
+
+
+def copy_ffn(layer, model, prefix):
+    layer.linear1.weight.copy_(P(model, prefix + "w_up.weight").t())
+    layer.linear1.bias.copy_(P(model, prefix + "w_up.bias"))
+    layer.linear2.weight.copy_(P(model, prefix + "w_down.weight").t())
+    layer.linear2.bias.copy_(P(model, prefix + "w_down.bias"))
+
+
+TORCH_ACT = {"relu": "relu", "gelu": "gelu",
+             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"), "silu": F.silu}
+
+
+def check_encoder(position, activation, mask, rng):
+    cfg = spec(model="d_model = 24\nn_heads = 3\nd_ff = 40\ndepth = 2\nmax_seq = 16",
+               norm=f'position = "{position}"\neps = 1e-6',
+               ffn=f'activation = "{activation}"', attention=f'mask = "{mask}"')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    layers = []
+    with torch.no_grad():
+        for i in range(cfg.depth):
+            layer = nn.TransformerEncoderLayer(
+                24, 3, 40, dropout=0.0, activation=TORCH_ACT[activation],
+                layer_norm_eps=1e-6, batch_first=True, norm_first=position == "pre",
+                dtype=F64)
+            p = f"blocks.{i}."
+            copy_mha(layer.self_attn, model, p + "attn.")
+            copy_norm(layer.norm1, model, p + "attn_norm")
+            copy_norm(layer.norm2, model, p + "ffn_norm")
+            copy_ffn(layer, model, p + "ffn.")
+            layers.append(layer.train())  # train(): no fast path; dropout is 0
+        final = None
+        if cfg.final:
+            final = nn.LayerNorm(24, eps=1e-6, dtype=F64)
+            copy_norm(final, model, "final_norm")
+        x = torch.from_numpy(rng.standard_normal((2, 11, 24)))
+        mask_t = (torch.ones(11, 11, dtype=torch.bool).triu(1) if mask == "causal" else None)
+        ref = x
+        for layer in layers:
+            ref = layer(ref, src_mask=mask_t)
+        if final is not None:
+            ref = final(ref)
+        (y,) = model(x)
+    return maxerr(y, ref)
+
+
+def check_decoder(position, mask, rng):
+    cfg = spec(model="d_model = 16\nn_heads = 4\nd_ff = 24\ndepth = 2\nmax_seq = 16",
+               norm=f'position = "{position}"', ffn='activation = "relu"',
+               attention=f'mask = "{mask}"\ncross = true')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    with torch.no_grad():
+        x = torch.from_numpy(rng.standard_normal((3, 7, 16)))
+        enc = torch.from_numpy(rng.standard_normal((3, 5, 16)))
+        ref = x
+        for i in range(cfg.depth):
+            layer = nn.TransformerDecoderLayer(
+                16, 4, 24, dropout=0.0, activation="relu", batch_first=True,
+                norm_first=position == "pre", dtype=F64)
+            p = f"blocks.{i}."
+            copy_mha(layer.self_attn, model, p + "attn.")
+            copy_mha(layer.multihead_attn, model, p + "cross.")
+            copy_norm(layer.norm1, model, p + "attn_norm")
+            copy_norm(layer.norm2, model, p + "cross_norm")
+            copy_norm(layer.norm3, model, p + "ffn_norm")
+            copy_ffn(layer, model, p + "ffn.")
+            m = torch.ones(7, 7, dtype=torch.bool).triu(1) if mask == "causal" else None
+            ref = layer.train()(ref, enc, tgt_mask=m)
+        if cfg.final:
+            final = nn.LayerNorm(16, dtype=F64)
+            copy_norm(final, model, "final_norm")
+            ref = final(ref)
+        (y,) = model(x, enc)
+    return maxerr(y, ref)
+
+
+# --- a NumPy implementation of docs/abi.md --------------------------------
+
+def np_reference(cfg, flat, inp, enc=None, targets=None):
+    flat = flat.astype(np.float64)
+    offsets = {n: (o, s) for n, o, s in compute_layout(cfg)[0]}
+
+    def W(name):
+        o, s = offsets[name]
+        return flat[o:o + math.prod(s)].reshape(s)
+
+    def has(name):
+        return name in offsets
+
+    def norm(x, prefix):
+        if cfg.norm_type == "layernorm":
+            mu = x.mean(-1, keepdims=True)
+            var = ((x - mu) ** 2).mean(-1, keepdims=True)
+            return (x - mu) / np.sqrt(var + cfg.eps) * W(prefix + ".weight") + W(prefix + ".bias")
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + cfg.eps) * W(prefix + ".weight")
+
+    def lin(x, prefix):
+        y = x @ W(prefix + ".weight")
+        return y + W(prefix + ".bias") if has(prefix + ".bias") else y
+
+    erf = np.vectorize(math.erf)
+
+    def act(name, z):
+        return {"relu": lambda: np.maximum(z, 0),
+                "gelu": lambda: 0.5 * z * (1 + erf(z / math.sqrt(2))),
+                "gelu_tanh": lambda: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                            * (z + 0.044715 * z ** 3))),
+                "silu": lambda: z / (1 + np.exp(-z))}[name]()
+
+    def attention(u, z, prefix, causal):
+        b, s, d = u.shape
+        t = z.shape[1]
+        H, dh = cfg.n_heads, cfg.head_dim
+        q, k, v = lin(u, prefix + "wq"), lin(z, prefix + "wk"), lin(z, prefix + "wv")
+        out = np.zeros((b, s, d))
+        for bi in range(b):
+            for h in range(H):
+                cols = slice(h * dh, (h + 1) * dh)
+                S = q[bi, :, cols] @ k[bi, :, cols].T / math.sqrt(dh)
+                for i in range(s):
+                    row = S[i].copy()
+                    if causal:
+                        row[i + 1:] = -np.inf
+                    e = np.exp(row - row.max())
+                    out[bi, i, cols] = (e / e.sum()) @ v[bi, :, cols]
+        return lin(out, prefix + "wo")
+
+    def ffn(u, p):
+        if cfg.activation in ("swiglu", "geglu", "reglu"):
+            gate = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}[cfg.activation]
+            hdn = act(gate, lin(u, p + "w_gate")) * lin(u, p + "w_up")
+        else:
+            hdn = act(cfg.activation, lin(u, p + "w_up"))
+        return lin(hdn, p + "w_down")
+
+    def sub(x, nname, f):
+        if cfg.position == "pre":
+            return x + f(norm(x, nname))
+        return norm(cfg.alpha * x + f(x), nname)
+
+    if cfg.has_embedding:
+        b, s = inp.shape
+        h = W("embed.tokens")[inp]
+        if cfg.positions == "learned":
+            h = h + W("embed.positions")[:s]
+        elif cfg.positions == "sinusoidal":
+            pe = np.zeros((s, cfg.d_model))
+            for pos in range(s):
+                for c in range(cfg.d_model):
+                    a = pos / 10000 ** ((c - c % 2) / cfg.d_model)
+                    pe[pos, c] = math.sin(a) if c % 2 == 0 else math.cos(a)
+            h = h + pe
+    else:
+        h = inp.astype(np.float64)
+    for i in range(cfg.depth):
+        p = f"blocks.{i}."
+        h = sub(h, p + "attn_norm", lambda u: attention(u, u, p + "attn.", cfg.mask == "causal"))
+        if cfg.cross:
+            h = sub(h, p + "cross_norm", lambda u: attention(u, enc, p + "cross.", False))
+        h = sub(h, p + "ffn_norm", lambda u: ffn(u, p + "ffn."))
+    if cfg.final:
+        h = norm(h, "final_norm")
+    if not cfg.has_head:
+        return [h]
+    logits = h @ (W("embed.tokens").T if cfg.tied else W("head.weight"))
+    if not cfg.has_loss:
+        return [logits]
+    total, count = 0.0, 0
+    for bi in range(logits.shape[0]):
+        for i in range(logits.shape[1]):
+            tgt = targets[bi, i]
+            if tgt >= 0:
+                row = logits[bi, i]
+                m = row.max()
+                total += m + math.log(np.exp(row - m).sum()) - row[tgt]
+                count += 1
+    return [logits, total / count if count else 0.0]
+
+
+def check_numpy(cfg_text, rng, b=2, s=9, t=6):
+    cfg = Config.from_string(cfg_text)
+    model = Oracle(cfg, F64)
+    flat = random_flat(model, rng)
+    model.load_flat(flat)
+    d = cfg.d_model
+    if cfg.has_embedding:
+        inp = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
+    else:
+        inp = rng.standard_normal((b, s, d)).astype(np.float32)
+    enc = rng.standard_normal((b, t, d)).astype(np.float32) if cfg.cross else None
+    tgt = None
+    if cfg.has_loss:
+        tgt = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
+        tgt[0, ::3] = -1
+    with torch.no_grad():
+        outs = model(inp, enc, tgt)
+    refs = np_reference(cfg, flat, inp, enc, tgt)
+    assert len(outs) == len(refs) == len(cfg.output_names())
+    return max(maxerr(o, r) for o, r in zip(outs, refs))
+
+
+NUMPY_SPECS = {
+    "rms_pre_swiglu_causal": 'name="a"\n[model]\nd_model=16\nn_heads=2\ndepth=2\nmax_seq=16\n'
+                             '[norm]\ntype="rmsnorm"\n[ffn]\nactivation="swiglu"\nmultiple_of=8',
+    "ln_post_geglu_bidir_nobias": 'name="a"\n[model]\nd_model=12\nn_heads=3\nd_ff=20\ndepth=2\n'
+                                  'max_seq=16\nbias=false\n[norm]\nposition="post"\n'
+                                  '[ffn]\nactivation="geglu"\n[attention]\nmask="bidirectional"',
+    "rms_deepnorm_reglu": 'name="a"\n[model]\nd_model=16\nn_heads=4\nd_ff=24\ndepth=3\nmax_seq=16\n'
+                          '[norm]\ntype="rmsnorm"\nposition="deepnorm"\n[ffn]\nactivation="reglu"',
+    "ln_deepnorm_cross_final_gelu_tanh": 'name="a"\n[model]\nd_model=16\nn_heads=2\nd_ff=32\n'
+                                         'depth=2\nmax_seq=16\n[norm]\nposition="deepnorm"\n'
+                                         'final=true\n[ffn]\nactivation="gelu_tanh"\n'
+                                         '[attention]\ncross=true',
+    "rms_post_cross_silu_alpha": 'name="a"\n[model]\nd_model=8\nn_heads=2\nd_ff=16\nmax_seq=16\n'
+                                 '[norm]\ntype="rmsnorm"\nposition="deepnorm"\n'
+                                 'deepnorm_alpha=1.7\neps=1e-3\n[ffn]\nactivation="silu"\n'
+                                 '[attention]\ncross=true\nmask="bidirectional"',
+    "embed_learned_untied_loss": 'name="a"\n[model]\nd_model=16\nn_heads=2\nd_ff=32\ndepth=2\n'
+                                 'max_seq=16\n[embedding]\nvocab=23\n[head]\nloss="cross_entropy"',
+    "embed_sin_tied_loss": 'name="a"\n[model]\nd_model=12\nn_heads=2\nd_ff=16\nmax_seq=16\n'
+                           '[norm]\ntype="rmsnorm"\n[embedding]\nvocab=19\npositions="sinusoidal"\n'
+                           '[head]\ntied=true\nloss="cross_entropy"',
+    "embed_none_logits_post": 'name="a"\n[model]\nd_model=8\nn_heads=1\nd_ff=16\nmax_seq=16\n'
+                              '[norm]\nposition="post"\n[embedding]\nvocab=11\npositions="none"\n'
+                              '[head]\ntied=false',
+    "embed_no_head": 'name="a"\n[model]\nd_model=8\nn_heads=2\nd_ff=16\nmax_seq=16\n'
+                     '[embedding]\nvocab=7\npositions="sinusoidal"',
+}
+
+
+# --- loss, positions, layout, autograd -------------------------------------
+
+def check_loss_vs_torch(rng):
+    logits = torch.from_numpy(rng.standard_normal((3, 5, 13)))
+    tgt = torch.from_numpy(rng.integers(0, 13, (3, 5)))
+    tgt[1, 2] = -1
+    tgt[2, :] = -7
+    from oracle import cross_entropy_mean
+    mine = cross_entropy_mean(logits, tgt)
+    ref = F.cross_entropy(logits.reshape(-1, 13), torch.where(tgt < 0, -100, tgt).reshape(-1),
+                          ignore_index=-100)
+    none = cross_entropy_mean(logits, torch.full((3, 5), -1))
+    assert none.item() == 0.0, none
+    return abs(mine.item() - ref.item())
+
+
+def check_sinusoidal():
+    n, d = 50, 32
+    pos = torch.arange(n, dtype=F64)[:, None]
+    div = torch.exp(torch.arange(0, d, 2, dtype=F64) * (-math.log(10000.0) / d))
+    ref = torch.zeros(n, d, dtype=F64)
+    ref[:, 0::2] = torch.sin(pos * div)
+    ref[:, 1::2] = torch.cos(pos * div)
+    return maxerr(sinusoidal_positions(n, d, F64), ref)
+
+
+def check_defaults():
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8", ffn='activation = "swiglu"')
+    assert c.d_ff == 256 and c.depth == 1 and c.bias and c.final and c.mask == "causal", vars(c)
+    assert c.norm_type == "layernorm" and c.eps == 1e-5 and c.alpha == 1.0
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8", ffn='activation = "geglu"\nmultiple_of = 32')
+    assert c.d_ff == 96, c.d_ff  # int(85.33) = 85 -> 96
+    c = spec(model="d_model = 48\nn_heads = 4\nmax_seq = 8", ffn='activation = "reglu"\nmultiple_of = 1')
+    assert c.d_ff == 128, c.d_ff
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8\ndepth = 6")
+    assert c.d_ff == 128 and c.activation == "gelu"
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8\ndepth = 8", norm='position = "deepnorm"')
+    assert abs(c.alpha - 16 ** 0.25) < 1e-12 and not c.final
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8\ndepth = 27", norm='position = "deepnorm"',
+             attention="cross = true")
+    assert abs(c.alpha - 81 ** 0.25) < 1e-12
+    c = spec(model="d_model = 32\nn_heads = 4\nmax_seq = 8", norm='position = "post"')
+    assert not c.final and c.alpha == 1.0
+    for bad in ('[model]\nd_model = 32\nn_heads = 4\nmax_seq = 8\nwidth = 3',
+                '[model]\nd_model = 30\nn_heads = 4\nmax_seq = 8'):
+        try:
+            Config.from_string('name = "x"\n' + bad)
+        except ValueError:
+            continue
+        raise AssertionError("accepted a bad spec: " + bad)
+    return 0.0
+
+
+def check_layout(rng):
+    cfg = Config.from_string(NUMPY_SPECS["ln_deepnorm_cross_final_gelu_tanh"].replace(
+        '[norm]', '[embedding]\nvocab=10\n[head]\nloss="cross_entropy"\n[norm]'))
+    layout, count = compute_layout(cfg)
+    model = Oracle(cfg)
+    assert count == sum(p.numel() for p in model.parameters())
+    off = 0
+    for name, o, shape in layout:
+        assert o == off, name
+        off += math.prod(shape)
+    names = [n for n, _, _ in layout]
+    assert names[:2] == ["embed.tokens", "embed.positions"]
+    assert names[-3:] == ["final_norm.weight", "final_norm.bias", "head.weight"]
+    assert names[2:6] == ["blocks.0.attn_norm.weight", "blocks.0.attn_norm.bias",
+                          "blocks.0.attn.wq.weight", "blocks.0.attn.wq.bias"], names[2:6]
+    # Blocks follow each other with a fixed stride.
+    per_block = [n for n in names if n.startswith("blocks.0.")]
+    b0 = dict((n, o) for n, o, _ in layout)
+    stride = b0["blocks.1.attn_norm.weight"] - b0["blocks.0.attn_norm.weight"]
+    for n in per_block:
+        assert b0[n.replace("blocks.0.", "blocks.1.")] - b0[n] == stride, n
+    expected_block = ["attn_norm.weight", "attn_norm.bias"] + \
+        [f"attn.{w}.{k}" for w in ("wq", "wk", "wv", "wo") for k in ("weight", "bias")] + \
+        ["cross_norm.weight", "cross_norm.bias"] + \
+        [f"cross.{w}.{k}" for w in ("wq", "wk", "wv", "wo") for k in ("weight", "bias")] + \
+        ["ffn_norm.weight", "ffn_norm.bias", "ffn.w_up.weight", "ffn.w_up.bias",
+         "ffn.w_down.weight", "ffn.w_down.bias"]
+    assert [n[len("blocks.0."):] for n in per_block] == expected_block, per_block
+    # The JSON cross-check accepts the right table and rejects wrong ones.
+    good = {"name": "a", "param_count": count,
+            "tensors": [{"name": n, "offset": o, "shape": list(s)} for n, o, s in layout]}
+    check_layout_json(cfg, good)
+    import copy
+    for mutate in (lambda j: j["tensors"][3].update(offset=j["tensors"][3]["offset"] + 1),
+                   lambda j: j["tensors"].pop(),
+                   lambda j: j.update(param_count=count + 1),
+                   lambda j: j["tensors"][4].update(shape=[16, 15]),
+                   lambda j: j["tensors"][5].update(name="blocks.0.attn.wk.bias")):
+        bad = copy.deepcopy(good)
+        mutate(bad)
+        try:
+            check_layout_json(cfg, bad)
+        except AssertionError:
+            continue
+        raise AssertionError("layout check accepted a wrong table")
+    # load_flat puts the right floats in the right tensor, and flat_params inverts it.
+    flat = rng.standard_normal(count).astype(np.float32)
+    model.load_flat(flat, layout_json=good)
+    o, s = b0["blocks.1.ffn.w_down.weight"], model.get_parameter("blocks.1.ffn.w_down.weight").shape
+    assert np.array_equal(model.get_parameter("blocks.1.ffn.w_down.weight").detach().numpy(),
+                          flat[o:o + s[0] * s[1]].reshape(s[0], s[1]).astype(np.float64))
+    return float(np.abs(model.flat_params() - flat).max())
+
+
+def check_gradcheck(rng):
+    cfg = Config.from_string(NUMPY_SPECS["rms_post_cross_silu_alpha"])
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    x = torch.from_numpy(rng.standard_normal((2, 3, 8))).requires_grad_()
+    enc = torch.from_numpy(rng.standard_normal((2, 4, 8))).requires_grad_()
+    ok = torch.autograd.gradcheck(lambda a, b: model(a, b)[0], (x, enc))
+    assert ok
+    # flat_grad against central finite differences of the loss on the flat buffer.
+    cfg = Config.from_string(NUMPY_SPECS["embed_sin_tied_loss"])
+    model = Oracle(cfg, F64)
+    flat = random_flat(model, rng).astype(np.float64)
+    tokens = rng.integers(0, cfg.vocab, (2, 5))
+    tgt = rng.integers(0, cfg.vocab, (2, 5))
+    tgt[1, 1] = -1
+
+    def loss_at(vec):
+        with torch.no_grad():
+            for name, o, shape in model.layout:
+                model.get_parameter(name).copy_(torch.from_numpy(vec[o:o + math.prod(shape)]).view(shape))
+        return model(tokens, targets=tgt)[1]
+
+    loss = loss_at(flat)
+    model.zero_grad()
+    model(tokens, targets=tgt)[1].backward()
+    g = model.flat_grad()
+    err, h = 0.0, 1e-6
+    for idx in rng.choice(len(flat), 40, replace=False):
+        e = np.zeros_like(flat)
+        e[idx] = h
+        fd = (loss_at(flat + e).item() - loss_at(flat - e).item()) / (2 * h)
+        err = max(err, abs(fd - g[idx]))
+    assert loss.requires_grad is False or True
+    return err
+
+
+def check_float32(rng):
+    cfg = Config.from_string(NUMPY_SPECS["embed_learned_untied_loss"])
+    m64, m32 = Oracle(cfg, F64), Oracle(cfg, torch.float32)
+    flat = random_flat(m64, rng)
+    m64.load_flat(flat)
+    m32.load_flat(flat)
+    tokens = rng.integers(0, cfg.vocab, (2, 7))
+    tgt = rng.integers(0, cfg.vocab, (2, 7))
+    with torch.no_grad():
+        a, b = m64(tokens, targets=tgt), m32(tokens, targets=tgt)
+    assert a[0].dtype == F64 and b[0].dtype == torch.float32
+    return max(maxerr(x, y) for x, y in zip(a, b))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    checks = []
+    for position in ("pre", "post"):
+        for act in ("relu", "gelu", "gelu_tanh", "silu"):
+            for mask in ("causal", "bidirectional"):
+                checks.append((f"nn.TransformerEncoderLayer {position} {act} {mask}",
+                               lambda p=position, a=act, m=mask: check_encoder(p, a, m, rng), 1e-10))
+        for mask in ("causal", "bidirectional"):
+            checks.append((f"nn.TransformerDecoderLayer {position} cross {mask}",
+                           lambda p=position, m=mask: check_decoder(p, m, rng), 1e-10))
+    for name, text in NUMPY_SPECS.items():
+        checks.append((f"numpy reference {name}", lambda t=text: check_numpy(t, rng), 1e-10))
+    checks += [
+        ("cross-entropy vs F.cross_entropy", lambda: check_loss_vs_torch(rng), 1e-12),
+        ("sinusoidal vs Vaswani formula", check_sinusoidal, 1e-12),
+        ("spec defaults", check_defaults, 0.0),
+        ("layout + JSON cross-check + load_flat", lambda: check_layout(rng), 0.0),
+        ("gradcheck + flat_grad vs finite differences", lambda: check_gradcheck(rng), 1e-6),
+        ("float32 oracle vs float64", lambda: check_float32(rng), 1e-4),
+    ]
+    passed = failed = 0
+    for name, fn, tol in checks:
+        try:
+            err = fn()
+            ok = err <= tol
+            print(f"{'PASS' if ok else 'FAIL'} {name}: max_err={err:.3g} tol={tol:g}")
+        except Exception:
+            ok = False
+            print(f"FAIL {name}: exception")
+            traceback.print_exc(file=sys.stdout)
+        passed += ok
+        failed += not ok
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

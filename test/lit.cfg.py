@@ -1,0 +1,34 @@
+# -*- Python -*- lit configuration for tfc.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "TFC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".toml", ".test", ".c"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfc_obj_root, "test")
+# Inputs shared by several tests, the unit-test and numerics drivers live
+# next to the tests but are not tests themselves.
+config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py", "harness"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%tfc_src", config.tfc_src_root))
+config.substitutions.append(("%tfc_lib", os.path.join(config.tfc_obj_root, "lib")))
+config.substitutions.append(("%tfc_include",
+                             os.path.join(config.tfc_src_root, "runtime", "include")))
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [os.path.join(config.tfc_obj_root, "bin"), config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["tfc", "tfc-opt"], tool_dirs)
+
+# Numerics tests need the PyTorch oracle (Debian's python3-torch).
+if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:
+    config.available_features.add("torch")

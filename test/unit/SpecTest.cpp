@@ -1,0 +1,445 @@
+//===- SpecTest.cpp - Unit tests of the TOML spec reader ------------------===//
+//
+// Defaults, enum words, derived values (d_ff, DeepNorm constants), sizes
+// computed by hand, printSpec round trips, and that no input makes parseSpec
+// throw. The messages of invalid specs are checked by the lit tests in
+// test/Spec/invalid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spec/Spec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <dirent.h>
+#include <random>
+
+using namespace tfc::spec;
+
+namespace {
+
+Spec parseOk(const std::string &text) {
+  Diagnostic diag;
+  std::optional<Spec> spec = parseSpec(text, "test.toml", diag);
+  EXPECT_TRUE(spec.has_value()) << diag.str() << "\n" << text;
+  return spec.value_or(Spec{});
+}
+
+Diagnostic parseFails(const std::string &text) {
+  Diagnostic diag;
+  std::optional<Spec> spec = parseSpec(text, "test.toml", diag);
+  EXPECT_FALSE(spec.has_value()) << text;
+  return diag;
+}
+
+/// A minimal spec: the required keys and `extra` after them.
+std::string minimal(const std::string &extra = "", int dModel = 64,
+                    int nHeads = 4) {
+  return "name = \"m\"\n[model]\nd_model = " + std::to_string(dModel) +
+         "\nn_heads = " + std::to_string(nHeads) + "\n" + extra;
+}
+
+void expectSameSpec(const Spec &a, const Spec &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.model.dModel, b.model.dModel);
+  EXPECT_EQ(a.model.nHeads, b.model.nHeads);
+  EXPECT_EQ(a.model.dFF, b.model.dFF);
+  EXPECT_EQ(a.model.depth, b.model.depth);
+  EXPECT_EQ(a.model.maxSeq, b.model.maxSeq);
+  EXPECT_EQ(a.model.maxBatch, b.model.maxBatch);
+  EXPECT_EQ(a.model.bias, b.model.bias);
+  EXPECT_EQ(a.norm.type, b.norm.type);
+  EXPECT_EQ(a.norm.position, b.norm.position);
+  EXPECT_EQ(a.norm.eps, b.norm.eps); // Exact: printSpec must round-trip.
+  EXPECT_EQ(a.norm.final, b.norm.final);
+  EXPECT_EQ(a.norm.deepnormAlpha, b.norm.deepnormAlpha);
+  EXPECT_EQ(a.norm.deepnormBeta, b.norm.deepnormBeta);
+  EXPECT_EQ(a.ffn.activation, b.ffn.activation);
+  EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
+  EXPECT_EQ(a.attention.mask, b.attention.mask);
+  EXPECT_EQ(a.attention.cross, b.attention.cross);
+  ASSERT_EQ(a.embedding.has_value(), b.embedding.has_value());
+  if (a.embedding) {
+    EXPECT_EQ(a.embedding->vocab, b.embedding->vocab);
+    EXPECT_EQ(a.embedding->positions, b.embedding->positions);
+  }
+  ASSERT_EQ(a.head.has_value(), b.head.has_value());
+  if (a.head) {
+    EXPECT_EQ(a.head->tied, b.head->tied);
+    EXPECT_EQ(a.head->loss, b.head->loss);
+  }
+  EXPECT_EQ(a.init.scheme, b.init.scheme);
+  EXPECT_EQ(a.init.std, b.init.std);
+  EXPECT_EQ(a.target.device, b.target.device);
+  EXPECT_EQ(a.target.cpu, b.target.cpu);
+  EXPECT_EQ(a.target.features, b.target.features);
+}
+
+void expectRoundTrip(const Spec &spec) {
+  std::string printed = printSpec(spec);
+  Spec again = parseOk(printed);
+  expectSameSpec(spec, again);
+  EXPECT_EQ(printSpec(again), printed);
+}
+
+std::string examplesDir() {
+  std::string file = __FILE__; // .../test/unit/SpecTest.cpp
+  return file.substr(0, file.rfind("/test/unit/")) + "/examples/specs";
+}
+
+} // namespace
+
+TEST(SpecTest, Defaults) {
+  Spec s = parseOk(minimal());
+  EXPECT_EQ(s.name, "m");
+  EXPECT_EQ(s.path, "test.toml");
+  EXPECT_EQ(s.model.dModel, 64);
+  EXPECT_EQ(s.model.nHeads, 4);
+  EXPECT_EQ(s.model.headDim(), 16);
+  EXPECT_EQ(s.model.dFF, 256);
+  EXPECT_EQ(s.model.depth, 1);
+  EXPECT_EQ(s.model.maxSeq, 1024);
+  EXPECT_EQ(s.model.maxBatch, 256);
+  EXPECT_TRUE(s.model.bias);
+  EXPECT_EQ(s.norm.type, NormType::LayerNorm);
+  EXPECT_EQ(s.norm.position, NormPosition::Pre);
+  EXPECT_EQ(s.norm.eps, 1e-5);
+  EXPECT_TRUE(s.norm.final);
+  EXPECT_EQ(s.norm.deepnormAlpha, 1.0);
+  EXPECT_EQ(s.norm.deepnormBeta, 1.0);
+  EXPECT_EQ(s.ffn.activation, Activation::GELU);
+  EXPECT_EQ(s.ffn.multipleOf, 256);
+  EXPECT_EQ(s.attention.mask, MaskKind::Causal);
+  EXPECT_FALSE(s.attention.cross);
+  EXPECT_FALSE(s.embedding.has_value());
+  EXPECT_FALSE(s.head.has_value());
+  EXPECT_EQ(s.init.scheme, InitScheme::Xavier);
+  EXPECT_EQ(s.init.std, 0.02);
+  EXPECT_EQ(s.target.device, Device::CPU);
+  EXPECT_EQ(s.target.cpu, "");
+  EXPECT_EQ(s.target.features, "");
+}
+
+TEST(SpecTest, SectionDefaults) {
+  Spec s = parseOk(minimal("[embedding]\nvocab = 100\n[head]\n"));
+  ASSERT_TRUE(s.embedding && s.head);
+  EXPECT_EQ(s.embedding->vocab, 100);
+  EXPECT_EQ(s.embedding->positions, PositionKind::Learned);
+  EXPECT_FALSE(s.head->tied);
+  EXPECT_EQ(s.head->loss, LossKind::None);
+}
+
+TEST(SpecTest, ExplicitValues) {
+  Spec s = parseOk(minimal("d_ff = 100\ndepth = 3\nmax_seq = 17\n"
+                           "max_batch = 5\nbias = false\n"
+                           "[norm]\neps = 1e-6\nfinal = false\n"
+                           "[attention]\ncross = true\n"
+                           "[init]\nscheme = \"normal\"\nstd = 0.5\n"
+                           "[target]\ncpu = \"x86-64-v3\"\n"
+                           "features = \"+avx2,-fma\"\n"));
+  EXPECT_EQ(s.model.dFF, 100);
+  EXPECT_EQ(s.model.depth, 3);
+  EXPECT_EQ(s.model.maxSeq, 17);
+  EXPECT_EQ(s.model.maxBatch, 5);
+  EXPECT_FALSE(s.model.bias);
+  EXPECT_EQ(s.norm.eps, 1e-6);
+  EXPECT_FALSE(s.norm.final);
+  EXPECT_TRUE(s.attention.cross);
+  EXPECT_EQ(s.init.std, 0.5);
+  EXPECT_EQ(s.target.cpu, "x86-64-v3");
+  EXPECT_EQ(s.target.features, "+avx2,-fma");
+}
+
+TEST(SpecTest, EnumWords) {
+  struct Case {
+    const char *section, *key, *word;
+  };
+  const Case cases[] = {
+      {"norm", "type", "layernorm"},
+      {"norm", "type", "rmsnorm"},
+      {"norm", "position", "pre"},
+      {"norm", "position", "post"},
+      {"norm", "position", "deepnorm"},
+      {"ffn", "activation", "relu"},
+      {"ffn", "activation", "gelu"},
+      {"ffn", "activation", "gelu_tanh"},
+      {"ffn", "activation", "silu"},
+      {"ffn", "activation", "swiglu"},
+      {"ffn", "activation", "geglu"},
+      {"ffn", "activation", "reglu"},
+      {"attention", "mask", "causal"},
+      {"attention", "mask", "bidirectional"},
+      {"init", "scheme", "xavier"},
+      {"init", "scheme", "normal"},
+      {"target", "device", "cpu"},
+      {"target", "device", "cuda"},
+      {"embedding", "positions", "learned"},
+      {"embedding", "positions", "sinusoidal"},
+      {"embedding", "positions", "none"},
+      {"head", "loss", "none"},
+      {"head", "loss", "cross_entropy"},
+  };
+  for (const Case &c : cases) {
+    std::string extra = std::string("[") + c.section + "]\n" + c.key + " = \"" +
+                        c.word + "\"\n";
+    if (std::string(c.section) == "embedding")
+      extra += "vocab = 10\n";
+    if (std::string(c.section) == "head")
+      extra = "[embedding]\nvocab = 10\n" + extra;
+    Spec s = parseOk(minimal(extra));
+    std::string key = std::string(c.section) + "." + c.key;
+    const char *got = key == "norm.type"        ? toString(s.norm.type)
+                      : key == "norm.position"  ? toString(s.norm.position)
+                      : key == "ffn.activation" ? toString(s.ffn.activation)
+                      : key == "attention.mask" ? toString(s.attention.mask)
+                      : key == "init.scheme"    ? toString(s.init.scheme)
+                      : key == "target.device"  ? toString(s.target.device)
+                      : key == "embedding.positions"
+                          ? toString(s.embedding->positions)
+                          : toString(s.head->loss);
+    EXPECT_STREQ(got, c.word) << key;
+  }
+}
+
+TEST(SpecTest, GatedActivations) {
+  EXPECT_FALSE(isGated(Activation::ReLU));
+  EXPECT_FALSE(isGated(Activation::GELU));
+  EXPECT_FALSE(isGated(Activation::GELUTanh));
+  EXPECT_FALSE(isGated(Activation::SiLU));
+  EXPECT_TRUE(isGated(Activation::SwiGLU));
+  EXPECT_TRUE(isGated(Activation::GeGLU));
+  EXPECT_TRUE(isGated(Activation::ReGLU));
+  EXPECT_EQ(gateActivation(Activation::SwiGLU), Activation::SiLU);
+  EXPECT_EQ(gateActivation(Activation::GeGLU), Activation::GELU);
+  EXPECT_EQ(gateActivation(Activation::ReGLU), Activation::ReLU);
+}
+
+TEST(SpecTest, DerivedDFF) {
+  // Ungated: 4 * d_model.
+  EXPECT_EQ(parseOk(minimal("[ffn]\nactivation = \"relu\"\n", 96)).model.dFF,
+            384);
+  // Gated: int(8 * d / 3) rounded up to multiple_of.
+  EXPECT_EQ(parseOk(minimal("[ffn]\nactivation = \"swiglu\"\n", 512)).model.dFF,
+            1536); // 1365 -> 1536
+  EXPECT_EQ(parseOk(minimal("[ffn]\nactivation = \"geglu\"\n", 768)).model.dFF,
+            2048); // 2048 exactly
+  EXPECT_EQ(
+      parseOk(minimal("[ffn]\nactivation = \"reglu\"\n", 1000, 8)).model.dFF,
+      2816); // 2666 -> 2816
+  EXPECT_EQ(parseOk(minimal("[ffn]\nactivation = \"reglu\"\nmultiple_of = 64\n",
+                            1000, 8))
+                .model.dFF,
+            2688); // 2666 -> 2688
+  EXPECT_EQ(
+      parseOk(minimal("[ffn]\nactivation = \"swiglu\"\nmultiple_of = 1\n", 64))
+          .model.dFF,
+      170);
+  // An explicit d_ff wins.
+  EXPECT_EQ(parseOk(minimal("d_ff = 100\n[ffn]\nactivation = \"swiglu\"\n"))
+                .model.dFF,
+            100);
+}
+
+TEST(SpecTest, FinalNormDefault) {
+  EXPECT_TRUE(parseOk(minimal("[norm]\nposition = \"pre\"\n")).norm.final);
+  EXPECT_FALSE(parseOk(minimal("[norm]\nposition = \"post\"\n")).norm.final);
+  EXPECT_FALSE(
+      parseOk(minimal("[norm]\nposition = \"deepnorm\"\n")).norm.final);
+  EXPECT_TRUE(parseOk(minimal("[norm]\nposition = \"post\"\nfinal = true\n"))
+                  .norm.final);
+}
+
+TEST(SpecTest, DeepNormConstants) {
+  // Encoder-only / decoder-only: alpha = (2N)^(1/4), beta = (8N)^(-1/4).
+  Spec s = parseOk(minimal("depth = 100\nmax_batch = 16\n"
+                           "[norm]\nposition = \"deepnorm\"\n"));
+  EXPECT_DOUBLE_EQ(s.norm.deepnormAlpha, std::pow(200.0, 0.25));
+  EXPECT_DOUBLE_EQ(s.norm.deepnormBeta, std::pow(800.0, -0.25));
+  EXPECT_NEAR(s.norm.deepnormAlpha, 3.7606, 1e-4);
+  EXPECT_NEAR(s.norm.deepnormBeta, 0.18803, 1e-5);
+  // Decoder of an encoder-decoder: alpha = (3N)^(1/4), beta = (12N)^(-1/4).
+  s = parseOk(minimal("depth = 6\n[norm]\nposition = \"deepnorm\"\n"
+                      "[attention]\ncross = true\n"));
+  EXPECT_DOUBLE_EQ(s.norm.deepnormAlpha, std::pow(18.0, 0.25));
+  EXPECT_DOUBLE_EQ(s.norm.deepnormBeta, std::pow(72.0, -0.25));
+  // Explicit constants win, each on its own.
+  s = parseOk(minimal("depth = 6\n[norm]\nposition = \"deepnorm\"\n"
+                      "deepnorm_alpha = 2.5\n"));
+  EXPECT_EQ(s.norm.deepnormAlpha, 2.5);
+  EXPECT_DOUBLE_EQ(s.norm.deepnormBeta, std::pow(48.0, -0.25));
+}
+
+TEST(SpecTest, ParamCountByHand) {
+  // d = 8, H = 2, d_ff = 32, depth 2, max_seq 16, vocab 10, learned positions,
+  // LayerNorm, biases, final norm, untied head.
+  Spec s = parseOk("name = \"p\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                   "depth = 2\nmax_seq = 16\n[embedding]\nvocab = 10\n"
+                   "[head]\n");
+  int64_t embed = 10 * 8 + 16 * 8;                 // tokens + positions
+  int64_t attnNorm = 2 * 8, ffnNorm = 2 * 8;       // weight + bias
+  int64_t attn = 4 * (8 * 8 + 8);                  // wq wk wv wo
+  int64_t ffn = (8 * 32 + 32) + (32 * 8 + 8);      // w_up, w_down
+  int64_t block = attnNorm + attn + ffnNorm + ffn; // 872
+  int64_t expected = embed + 2 * block + 2 * 8 + 8 * 10;
+  EXPECT_EQ(block, 872);
+  EXPECT_EQ(expected, 2048);
+  EXPECT_EQ(paramCount(s), expected);
+
+  // Tied head: no head.weight.
+  s.head->tied = true;
+  EXPECT_EQ(paramCount(s), expected - 80);
+
+  // RMSNorm, no bias, SwiGLU with d_ff = round_up(21, 8) = 24, no embedding,
+  // cross-attention, no final norm.
+  s = parseOk("name = \"q\"\n[model]\nd_model = 8\nn_heads = 2\nbias = false\n"
+              "[norm]\ntype = \"rmsnorm\"\nfinal = false\n"
+              "[ffn]\nactivation = \"swiglu\"\nmultiple_of = 8\n"
+              "[attention]\ncross = true\n");
+  EXPECT_EQ(s.model.dFF, 24);
+  int64_t attention = 8 + 4 * 64;    // norm weight + 4 matrices
+  int64_t gatedFFN = 8 + 3 * 8 * 24; // ffn_norm + gate, up, down
+  EXPECT_EQ(paramCount(s), 2 * attention + gatedFFN);
+}
+
+TEST(SpecTest, ParamCountGPT2) {
+  Diagnostic diag;
+  auto s = parseSpecFile(examplesDir() + "/gpt2.toml", diag);
+  ASSERT_TRUE(s) << diag.str();
+  EXPECT_EQ(paramCount(*s), 124439808); // Hugging Face's gpt2: 124,439,808.
+}
+
+TEST(SpecTest, WorkspaceBoundByHand) {
+  Spec s = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                   "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
+                   "[embedding]\nvocab = 10\n[head]\n");
+  int64_t perBlock = 16 * (16 * 8 + 4 * 32) + 3 * 2 * 16 * 16;
+  int64_t outside = 16 * (4 * 8 + 2 * 10);
+  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  s.attention.cross = true;
+  perBlock = 16 * (32 * 8 + 4 * 32) + 2 * 3 * 2 * 16 * 16;
+  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  // Overflow is reported, not wrapped.
+  s.model.maxSeq = int64_t(1) << 40;
+  EXPECT_EQ(workspaceBound(s), -1);
+}
+
+TEST(SpecTest, PrintSpecRoundTrip) {
+  const char *extras[] = {
+      "",
+      "d_ff = 100\ndepth = 7\nmax_seq = 33\nmax_batch = 3\nbias = false\n",
+      "[norm]\ntype = \"rmsnorm\"\nposition = \"post\"\neps = 1e-12\n",
+      "depth = 48\nmax_seq = 256\n[norm]\nposition = \"deepnorm\"\n"
+      "[attention]\ncross = true\n",
+      "[norm]\nposition = \"deepnorm\"\ndeepnorm_alpha = 1.5\n"
+      "deepnorm_beta = 0.3333333333333333\n",
+      "[ffn]\nactivation = \"geglu\"\nmultiple_of = 48\n",
+      "[attention]\nmask = \"bidirectional\"\n[embedding]\nvocab = 7\n"
+      "positions = \"sinusoidal\"\n[head]\ntied = true\nloss = "
+      "\"cross_entropy\"\n",
+      "[embedding]\nvocab = 7\npositions = \"none\"\n",
+      "[init]\nscheme = \"normal\"\nstd = 0.1\n",
+      "[target]\ndevice = \"cuda\"\n",
+      "[target]\ncpu = \"znver4\"\nfeatures = \"+avx512f,-avx512vl\"\n",
+  };
+  for (const char *extra : extras) {
+    SCOPED_TRACE(extra);
+    expectRoundTrip(parseOk(minimal(extra)));
+  }
+}
+
+TEST(SpecTest, ExamplesParseAndRoundTrip) {
+  std::string dir = examplesDir();
+  DIR *d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr) << dir;
+  int count = 0;
+  while (dirent *entry = readdir(d)) {
+    std::string file = entry->d_name;
+    if (file.size() < 5 || file.substr(file.size() - 5) != ".toml")
+      continue;
+    SCOPED_TRACE(file);
+    Diagnostic diag;
+    std::optional<Spec> spec = parseSpecFile(dir + "/" + file, diag);
+    ASSERT_TRUE(spec) << diag.str();
+    EXPECT_EQ(spec->name + ".toml", file);
+    expectRoundTrip(*spec);
+    ++count;
+  }
+  closedir(d);
+  EXPECT_GE(count, 7);
+}
+
+TEST(SpecTest, PrintSpecFloatsAreTomlFloats) {
+  Spec s = parseOk(minimal("[init]\nscheme = \"normal\"\nstd = 1.0\n"));
+  EXPECT_NE(printSpec(s).find("std = 1.0\n"), std::string::npos);
+}
+
+TEST(SpecTest, DiagnosticFormat) {
+  Diagnostic diag = parseFails("name = \"m\"\n[model]\nd_model = 64\n");
+  EXPECT_EQ(diag.str(),
+            "test.toml:2:1: error: missing required key 'n_heads' in [model]");
+  diag = parseFails(minimal("[norm]\neps = 1\n"));
+  EXPECT_EQ(diag.line, 6);
+  EXPECT_EQ(diag.column, 7);
+  diag = parseFails("name = \n");
+  EXPECT_EQ(diag.file, "test.toml");
+  EXPECT_EQ(diag.line, 1);
+}
+
+TEST(SpecTest, FirstErrorInFileWins) {
+  // Two mistakes: the one written first is reported, whatever the schema
+  // order (target comes after model in the schema, but first in this file).
+  Diagnostic diag =
+      parseFails("name = \"m\"\n[target]\ndevice = \"gpu\"\n"
+                 "[model]\nd_model = 64\nn_heads = 4\ndepth = 0\n");
+  EXPECT_EQ(diag.line, 3);
+}
+
+TEST(SpecTest, UnreadableFile) {
+  Diagnostic diag;
+  EXPECT_FALSE(parseSpecFile("/nonexistent/dir/spec.toml", diag));
+  EXPECT_EQ(diag.str(), "/nonexistent/dir/spec.toml: error: cannot read "
+                        "file: No such file or directory");
+  EXPECT_FALSE(parseSpecFile("/", diag));
+  EXPECT_EQ(diag.str(), "/: error: cannot read file: Is a directory");
+}
+
+TEST(SpecTest, NeverThrows) {
+  // Mutations of a valid spec: flipped, deleted and duplicated bytes. Every
+  // result must be a Spec or a diagnostic with a position in the file.
+  std::string base;
+  {
+    Diagnostic diag;
+    auto s = parseSpecFile(examplesDir() + "/llama.toml", diag);
+    ASSERT_TRUE(s) << diag.str();
+    base = printSpec(*s);
+  }
+  std::mt19937 rng(1234);
+  const std::string alphabet = "=[]\"'.,{}#\n 0123456789eE+-_abcxyz\\\x01\xff";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = base;
+    int edits = 1 + rng() % 4;
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      size_t at = rng() % text.size();
+      switch (rng() % 3) {
+      case 0:
+        text[at] = alphabet[rng() % alphabet.size()];
+        break;
+      case 1:
+        text.erase(at, 1 + rng() % 8);
+        break;
+      default:
+        text.insert(at, text.substr(at, 1 + rng() % 16));
+        break;
+      }
+    }
+    Diagnostic diag;
+    std::optional<Spec> spec;
+    EXPECT_NO_THROW(spec = parseSpec(text, "fuzz.toml", diag));
+    if (!spec) {
+      EXPECT_GE(diag.line, 1) << text;
+      EXPECT_GE(diag.column, 1) << text;
+      EXPECT_FALSE(diag.message.empty());
+    }
+  }
+}
