@@ -22,6 +22,9 @@ struct TfcApproximateMath
           return name == "exp" || name == "log" || name == "tanh" ||
                  name == "erf";
         });
+    // erf and tanh have their own entry points upstream.
+    populatePolynomialApproximateErfPattern(patterns);
+    populatePolynomialApproximateTanhPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

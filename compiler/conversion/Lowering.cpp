@@ -85,7 +85,7 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
   return buffer;
 }
 
-const Buffer &Lowering::lookup(Value tensor) const {
+Buffer Lowering::lookup(Value tensor) const {
   auto it = buffers.find(tensor);
   assert(it != buffers.end() && "tensor has no buffer yet");
   return it->second;

@@ -64,7 +64,8 @@ public:
   void preassign(Value tensor, Buffer buffer) { preassigned[tensor] = buffer; }
 
   void bind(Value tensor, Buffer buffer) { buffers[tensor] = buffer; }
-  const Buffer &lookup(Value tensor) const;
+  /// By value: later allocations may rehash the table.
+  Buffer lookup(Value tensor) const;
   bool hasBuffer(Value tensor) const { return buffers.count(tensor); }
 
   //===--- Index arithmetic (folds constants) ---===//

@@ -1,1 +1,313 @@
-// placeholder
+//===- ModelBuilder.cpp - Spec -> tfc IR ------------------------*- C++ -*-===//
+//
+// One generator class, as in Toy's MLIRGen: it walks the spec in the order
+// of the math (docs/abi.md "Semantics") and emits one tfc op per step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ModelBuilder.h"
+#include "frontend/ParamLayout.h"
+#include "tfc/Dialect/TfcDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ::tfc;
+using namespace ::tfc::spec;
+using mlir::tfc::ActivationKind;
+
+namespace {
+
+ActivationKind toActivationKind(Activation act) {
+  switch (isGated(act) ? gateActivation(act) : act) {
+  case Activation::ReLU:
+    return ActivationKind::relu;
+  case Activation::GELU:
+    return ActivationKind::gelu;
+  case Activation::GELUTanh:
+    return ActivationKind::gelu_tanh;
+  default:
+    return ActivationKind::silu;
+  }
+}
+
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext &context, const Spec &spec)
+      : spec(spec), layout(computeLayout(spec)), b(&context),
+        loc(FileLineColLoc::get(&context, spec.path, 1, 1)) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  // Types.
+  RankedTensorType activations(int64_t width) {
+    return RankedTensorType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, width}, b.getF32Type());
+  }
+  RankedTensorType perHead(int64_t last) {
+    int64_t heads = spec.model.nHeads;
+    return RankedTensorType::get({ShapedType::kDynamic, heads,
+                                  ShapedType::kDynamic, last},
+                                 b.getF32Type());
+  }
+
+  // Parameters.
+  Value param(const ParamTensor &t, Value layer);
+  Value blockParam(const std::string &name);
+  Value maybeBlockParam(const std::string &name);
+  Value globalParam(const std::string &name);
+
+  // The math.
+  Value norm(Value x, const std::string &prefix, bool global = false);
+  Value linear(Value x, const std::string &prefix, int64_t out);
+  Value attention(Value u, Value z, const std::string &prefix, bool causal);
+  Value ffn(Value u);
+  Value residual(Value x, Value branch);
+  Value block(Value x);
+  Value embed(Value tokens);
+
+  const Spec &spec;
+  ParamLayout layout;
+  OpBuilder b;
+  Location loc;
+  Value params, layer, encoder;
+};
+
+Value ModelBuilder::param(const ParamTensor &t, Value layerIndex) {
+  auto type = RankedTensorType::get(t.shape, b.getF32Type());
+  auto op = mlir::tfc::ParamOp::create(
+      b, loc, type, params, layerIndex, b.getStringAttr(t.name),
+      b.getI64IntegerAttr(layerIndex ? layout.blockBase + t.offset : t.offset),
+      b.getI64IntegerAttr(layerIndex ? layout.blockStride : 0));
+  return op.getResult();
+}
+
+Value ModelBuilder::maybeBlockParam(const std::string &name) {
+  const ParamTensor *t = layout.findBlock(name);
+  return t ? param(*t, layer) : Value();
+}
+
+Value ModelBuilder::blockParam(const std::string &name) {
+  Value v = maybeBlockParam(name);
+  assert(v && "layout and builder disagree on a block tensor");
+  return v;
+}
+
+Value ModelBuilder::globalParam(const std::string &name) {
+  const ParamTensor *t = layout.findGlobal(name);
+  assert(t && "layout and builder disagree on a global tensor");
+  return param(*t, Value());
+}
+
+Value ModelBuilder::norm(Value x, const std::string &prefix, bool global) {
+  auto get = [&](const std::string &name) {
+    return global ? globalParam(name) : blockParam(name);
+  };
+  FloatAttr eps = b.getF64FloatAttr(spec.norm.eps);
+  if (spec.norm.type == NormType::LayerNorm)
+    return mlir::tfc::LayerNormOp::create(b, loc, x.getType(), x,
+                                          get(prefix + ".weight"),
+                                          get(prefix + ".bias"), eps);
+  return mlir::tfc::RMSNormOp::create(b, loc, x.getType(), x,
+                                      get(prefix + ".weight"), eps);
+}
+
+Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
+  Value bias = maybeBlockParam(prefix + ".bias");
+  return mlir::tfc::LinearOp::create(b, loc, activations(out), x,
+                                     blockParam(prefix + ".weight"), bias,
+                                     /*transpose_weight=*/false);
+}
+
+Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
+                              bool causal) {
+  int64_t d = spec.model.dModel, dh = spec.model.headDim();
+  auto split = [&](Value v) -> Value {
+    return mlir::tfc::SplitHeadsOp::create(b, loc, perHead(dh), v);
+  };
+  Value q = split(linear(u, prefix + ".wq", d));
+  Value k = split(linear(z, prefix + ".wk", d));
+  Value v = split(linear(z, prefix + ".wv", d));
+  Value scores = mlir::tfc::AttentionScoresOp::create(
+      b, loc, perHead(ShapedType::kDynamic), q, k);
+  scores = mlir::tfc::ScaleOp::create(b, loc, scores,
+                                      b.getF64FloatAttr(1.0 / std::sqrt(dh)));
+  if (causal)
+    scores = mlir::tfc::MaskOp::create(b, loc, scores,
+                                       mlir::tfc::MaskKind::causal);
+  Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
+  Value context =
+      mlir::tfc::AttentionContextOp::create(b, loc, perHead(dh), probs, v);
+  Value merged = mlir::tfc::MergeHeadsOp::create(b, loc, activations(d),
+                                                 context);
+  return linear(merged, prefix + ".wo", d);
+}
+
+Value ModelBuilder::ffn(Value u) {
+  int64_t d = spec.model.dModel, ff = spec.model.dFF;
+  ActivationKind kind = toActivationKind(spec.ffn.activation);
+  Value up = linear(u, "ffn.w_up", ff);
+  Value hidden;
+  if (isGated(spec.ffn.activation)) {
+    Value gate = linear(u, "ffn.w_gate", ff);
+    hidden = mlir::tfc::GLUOp::create(b, loc, gate, up, kind);
+  } else {
+    hidden = mlir::tfc::ActivationOp::create(b, loc, up, kind);
+  }
+  return linear(hidden, "ffn.w_down", d);
+}
+
+Value ModelBuilder::residual(Value x, Value branch) {
+  double alpha = spec.norm.position == NormPosition::DeepNorm
+                     ? spec.norm.deepnormAlpha
+                     : 1.0;
+  return mlir::tfc::ResidualAddOp::create(b, loc, x, branch,
+                                          b.getF64FloatAttr(alpha));
+}
+
+Value ModelBuilder::block(Value x) {
+  bool causal = spec.attention.mask == MaskKind::Causal;
+  if (spec.norm.position == NormPosition::Pre) {
+    Value u = norm(x, "attn_norm");
+    Value h = residual(x, attention(u, u, "attn", causal));
+    if (spec.attention.cross)
+      h = residual(h, attention(norm(h, "cross_norm"), encoder, "cross",
+                                /*causal=*/false));
+    return residual(h, ffn(norm(h, "ffn_norm")));
+  }
+  // Post-LN and DeepNorm: the norm closes each sub-layer.
+  Value h = norm(residual(x, attention(x, x, "attn", causal)), "attn_norm");
+  if (spec.attention.cross)
+    h = norm(residual(h, attention(h, encoder, "cross", /*causal=*/false)),
+             "cross_norm");
+  return norm(residual(h, ffn(h)), "ffn_norm");
+}
+
+Value ModelBuilder::embed(Value tokens) {
+  int64_t d = spec.model.dModel;
+  Value h = mlir::tfc::EmbeddingOp::create(b, loc, activations(d), tokens,
+                                           globalParam("embed.tokens"));
+  switch (spec.embedding->positions) {
+  case PositionKind::Learned:
+    return mlir::tfc::AddPositionsOp::create(
+        b, loc, h.getType(), h, globalParam("embed.positions"),
+        mlir::tfc::PositionKind::learned);
+  case PositionKind::Sinusoidal:
+    return mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h, Value(),
+                                             mlir::tfc::PositionKind::sinusoidal);
+  case PositionKind::None:
+    return h;
+  }
+  return h;
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  int64_t d = spec.model.dModel;
+  auto dyn = ShapedType::kDynamic;
+  auto tokensType = RankedTensorType::get({dyn, dyn}, b.getI32Type());
+
+  // Signature: params, inputs in ABI order; outputs in ABI order.
+  SmallVector<Type> inputs{RankedTensorType::get({dyn}, b.getF32Type())};
+  SmallVector<StringRef> inputRoles{"params"};
+  inputs.push_back(spec.embedding ? Type(tokensType) : activations(d));
+  inputRoles.push_back(spec.embedding ? "tokens" : "x");
+  if (spec.attention.cross) {
+    inputs.push_back(activations(d));
+    inputRoles.push_back("enc");
+  }
+  bool loss = spec.head && spec.head->loss == LossKind::CrossEntropy;
+  if (loss) {
+    inputs.push_back(tokensType);
+    inputRoles.push_back("targets");
+  }
+  int64_t vocab = spec.embedding ? spec.embedding->vocab : 0;
+  SmallVector<Type> outputs{activations(spec.head ? vocab : d)};
+  SmallVector<StringRef> outputRoles{spec.head ? "logits" : "y"};
+  if (loss) {
+    outputs.push_back(RankedTensorType::get({}, b.getF32Type()));
+    outputRoles.push_back("loss");
+  }
+
+  auto func = func::FuncOp::create(b, loc, spec.name,
+                                   b.getFunctionType(inputs, outputs));
+  auto role = [&](StringRef r) {
+    return b.getDictionaryAttr(b.getNamedAttr("tfc.role", b.getStringAttr(r)));
+  };
+  for (auto [i, r] : llvm::enumerate(inputRoles))
+    func.setArgAttrs(i, role(r));
+  for (auto [i, r] : llvm::enumerate(outputRoles))
+    func.setResultAttrs(i, role(r));
+  func->setAttr("tfc.model", b.getStringAttr(spec.name));
+  func->setAttr("tfc.max_batch", b.getI64IntegerAttr(spec.model.maxBatch));
+  func->setAttr("tfc.max_seq", b.getI64IntegerAttr(spec.model.maxSeq));
+  func->setAttr("tfc.param_count", b.getI64IntegerAttr(layout.total));
+  func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
+
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  params = entry->getArgument(0);
+  unsigned next = 1;
+  Value h = spec.embedding ? embed(entry->getArgument(next++))
+                           : entry->getArgument(next++);
+  if (spec.attention.cross)
+    encoder = entry->getArgument(next++);
+  Value targets = loss ? entry->getArgument(next++) : Value();
+
+  // The depth loop: the block body once, indexed by the layer.
+  Value lo = arith::ConstantIndexOp::create(b, loc, 0);
+  Value hi = arith::ConstantIndexOp::create(b, loc, spec.model.depth);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lo, hi, step, ValueRange{h},
+      [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        layer = iv;
+        scf::YieldOp::create(b, loc, block(args[0]));
+        layer = Value();
+      });
+  h = loop.getResult(0);
+
+  if (spec.norm.final)
+    h = norm(h, "final_norm", /*global=*/true);
+  SmallVector<Value> results;
+  if (spec.head) {
+    Value logits =
+        spec.head->tied
+            ? mlir::tfc::LinearOp::create(b, loc, activations(vocab), h,
+                                          globalParam("embed.tokens"), Value(),
+                                          /*transpose_weight=*/true)
+            : mlir::tfc::LinearOp::create(b, loc, activations(vocab), h,
+                                          globalParam("head.weight"), Value(),
+                                          /*transpose_weight=*/false);
+    results.push_back(logits);
+    if (loss)
+      results.push_back(mlir::tfc::CrossEntropyOp::create(
+          b, loc, RankedTensorType::get({}, b.getF32Type()), logits, targets));
+  } else {
+    results.push_back(h);
+  }
+  func::ReturnOp::create(b, loc, results);
+
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> (::tfc::buildModel)(MLIRContext &context, const Spec &spec) {
+  context.loadDialect<mlir::tfc::TfcDialect, func::FuncDialect,
+                      arith::ArithDialect, scf::SCFDialect>();
+  return ModelBuilder(context, spec).build();
+}

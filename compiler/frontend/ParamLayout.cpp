@@ -1,1 +1,147 @@
-// placeholder
+//===- ParamLayout.cpp - Where each parameter lives -------------*- C++ -*-===//
+
+#include "frontend/ParamLayout.h"
+
+#include <cmath>
+
+using namespace tfc;
+using namespace tfc::spec;
+
+int64_t ParamTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+namespace {
+
+/// Appends tensors to one segment, assigning consecutive offsets.
+class SegmentBuilder {
+public:
+  SegmentBuilder(const Spec &spec, std::vector<ParamTensor> &out)
+      : spec(spec), out(out) {}
+
+  /// A matrix initialised by the spec's scheme, scaled by `gain` (DeepNorm's
+  /// beta): Xavier-uniform bound sqrt(6 / (fan_in + fan_out)) or N(0, std).
+  void matrix(const std::string &name, int64_t rows, int64_t cols,
+              double gain = 1.0) {
+    ParamTensor t{name, 0, {rows, cols}};
+    if (spec.init.scheme == InitScheme::Xavier) {
+      t.init = InitKind::Uniform;
+      t.initParam = float(gain * std::sqrt(6.0 / double(rows + cols)));
+    } else {
+      t.init = InitKind::Normal;
+      t.initParam = float(gain * spec.init.std);
+    }
+    add(std::move(t));
+  }
+  void vector(const std::string &name, int64_t n, InitKind init) {
+    add(ParamTensor{name, 0, {n}, init, 0.0f});
+  }
+  /// A linear layer: weight [in, out] and, if the spec has biases, bias.
+  void linear(const std::string &name, int64_t in, int64_t out,
+              double gain = 1.0) {
+    matrix(name + ".weight", in, out, gain);
+    if (spec.model.bias)
+      vector(name + ".bias", out, InitKind::Zeros);
+  }
+  void norm(const std::string &name) {
+    vector(name + ".weight", spec.model.dModel, InitKind::Ones);
+    if (spec.norm.type == NormType::LayerNorm)
+      vector(name + ".bias", spec.model.dModel, InitKind::Zeros);
+  }
+  /// Q, K, V, O; DeepNorm scales V and O (not Q, K) by beta.
+  void attention(const std::string &name) {
+    int64_t d = spec.model.dModel;
+    double beta = spec.norm.deepnormBeta;
+    linear(name + ".wq", d, d);
+    linear(name + ".wk", d, d);
+    linear(name + ".wv", d, d, beta);
+    linear(name + ".wo", d, d, beta);
+  }
+
+  int64_t size = 0;
+
+private:
+  void add(ParamTensor t) {
+    t.offset = size;
+    size += t.numel();
+    out.push_back(std::move(t));
+  }
+  const Spec &spec;
+  std::vector<ParamTensor> &out;
+};
+
+} // namespace
+
+ParamLayout tfc::computeLayout(const Spec &spec) {
+  ParamLayout layout;
+  int64_t d = spec.model.dModel, ff = spec.model.dFF;
+
+  SegmentBuilder leading(spec, layout.leading);
+  if (spec.embedding) {
+    leading.matrix("embed.tokens", spec.embedding->vocab, d);
+    if (spec.embedding->positions == PositionKind::Learned)
+      leading.matrix("embed.positions", spec.model.maxSeq, d);
+  }
+
+  SegmentBuilder block(spec, layout.block);
+  block.norm("attn_norm");
+  block.attention("attn");
+  if (spec.attention.cross) {
+    block.norm("cross_norm");
+    block.attention("cross");
+  }
+  block.norm("ffn_norm");
+  double beta = spec.norm.deepnormBeta;
+  if (isGated(spec.ffn.activation))
+    block.linear("ffn.w_gate", d, ff, beta);
+  block.linear("ffn.w_up", d, ff, beta);
+  block.linear("ffn.w_down", ff, d, beta);
+
+  SegmentBuilder trailing(spec, layout.trailing);
+  if (spec.norm.final)
+    trailing.norm("final_norm");
+  if (spec.head && !spec.head->tied)
+    trailing.matrix("head.weight", d, spec.embedding->vocab);
+
+  layout.blockBase = leading.size;
+  layout.blockStride = block.size;
+  layout.depth = spec.model.depth;
+  int64_t trailingBase = layout.blockBase + layout.blockStride * layout.depth;
+  for (ParamTensor &t : layout.trailing)
+    t.offset += trailingBase;
+  layout.total = trailingBase + trailing.size;
+  return layout;
+}
+
+std::vector<ParamTensor> ParamLayout::flatten() const {
+  std::vector<ParamTensor> all(leading);
+  for (int64_t i = 0; i < depth; ++i)
+    for (ParamTensor t : block) {
+      t.name = "blocks." + std::to_string(i) + "." + t.name;
+      t.offset += blockBase + i * blockStride;
+      all.push_back(std::move(t));
+    }
+  all.insert(all.end(), trailing.begin(), trailing.end());
+  return all;
+}
+
+static const ParamTensor *findIn(const std::vector<ParamTensor> &tensors,
+                                 const std::string &name) {
+  for (const ParamTensor &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+const ParamTensor *ParamLayout::findBlock(const std::string &name) const {
+  return findIn(block, name);
+}
+
+const ParamTensor *ParamLayout::findGlobal(const std::string &name) const {
+  if (const ParamTensor *t = findIn(leading, name))
+    return t;
+  return findIn(trailing, name);
+}

@@ -1,1 +1,103 @@
-// placeholder
+//===- ObjectEmitter.cpp - LLVM dialect -> object file ----------*- C++ -*-===//
+
+#include "target/ObjectEmitter.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace tfc;
+
+std::unique_ptr<llvm::TargetMachine>
+tfc::createHostTargetMachine(const HostTarget &target, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t)
+    return nullptr;
+  std::string cpu = target.cpu.empty() ? llvm::sys::getHostCPUName().str()
+                                       : target.cpu;
+  std::string features = target.features;
+  if (features.empty() && target.cpu.empty()) {
+    llvm::SubtargetFeatures host;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      host.AddFeature(feature.first(), feature.second);
+    features = host.getString();
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(t->createTargetMachine(
+      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    error = "cannot create a target machine for " + triple.str() + " " + cpu;
+  return machine;
+}
+
+int64_t tfc::vectorWidthOf(const llvm::TargetMachine &machine) {
+  llvm::StringRef features = machine.getTargetFeatureString();
+  llvm::StringRef cpu = machine.getTargetCPU();
+  // A named CPU without explicit features: ask its subtarget.
+  const llvm::MCSubtargetInfo *sti = machine.getMCSubtargetInfo();
+  auto has = [&](llvm::StringRef name) {
+    if (features.contains("-" + name.str()))
+      return false;
+    return features.contains("+" + name.str()) ||
+           (sti && sti->checkFeatures("+" + name.str()));
+  };
+  (void)cpu;
+  if (has("avx512f"))
+    return 16;
+  if (has("avx"))
+    return 8;
+  return 4;
+}
+
+std::unique_ptr<llvm::Module>
+tfc::translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
+                          llvm::TargetMachine &machine) {
+  mlir::registerBuiltinDialectTranslation(*module.getContext());
+  mlir::registerLLVMDialectTranslation(*module.getContext());
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  llvmModule->setDataLayout(machine.createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&machine);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*llvmModule, mam);
+  return llvmModule;
+}
+
+bool tfc::emitCode(llvm::Module &module, llvm::TargetMachine &machine,
+                   CodeKind kind, llvm::raw_pwrite_stream &os,
+                   std::string &error) {
+  llvm::legacy::PassManager pm;
+  auto fileType = kind == CodeKind::Object ? llvm::CodeGenFileType::ObjectFile
+                                           : llvm::CodeGenFileType::AssemblyFile;
+  if (machine.addPassesToEmitFile(pm, os, nullptr, fileType)) {
+    error = "the target cannot emit this kind of file";
+    return false;
+  }
+  pm.run(module);
+  return true;
+}

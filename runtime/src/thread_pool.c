@@ -10,9 +10,9 @@
  * The caller stores the job (fn, ctx, n) in plain fields, then publishes a
  * new epoch; worker w runs chunk w if w < nchunks and decrements `pending`.
  * Workers that are not needed never touch the job fields, so the caller may
- * reuse them as soon as `pending` reaches 0. Both sides busy-wait with a
- * pause instruction for spin_ns (a few microseconds, so that back-to-back
- * loops never sleep) and then block on a condition variable; the sleeper
+ * reuse them as soon as `pending` reaches 0. Both sides busy-wait (pause,
+ * later also yield) for a few microseconds, so that back-to-back loops
+ * never sleep, and then block on a condition variable; the sleeper
  * counters make the wake-ups cheap when nobody sleeps (Dekker-style: each
  * side writes its flag and then reads the other's, all seq_cst).
  *
@@ -40,6 +40,10 @@
 /* How long an idle thread spins before it sleeps; TFC_SPIN_US overrides it
  * (0 suits machines with more threads than cores). */
 #define TFC_DEFAULT_SPIN_NS 10000
+#define CALLER_SPIN_FACTOR 5
+
+_Static_assert(TFC_RUNTIME_MAX_THREADS < 0x10000,
+               "nchunks must fit the low 16 bits of the epoch");
 
 struct worker {
   tfc_runtime *rt;
@@ -156,9 +160,12 @@ static void publish_epoch(tfc_runtime *rt, uint64_t e) {
 }
 
 /* The caller's half: wait until every worker chunk has finished. The
- * acquire loads make the workers' writes visible to the caller. */
+ * acquire loads make the workers' writes visible to the caller. The caller
+ * spins longer than an idle worker: it has nothing else to do, and a worker
+ * that was asleep takes several microseconds to wake (more in a VM), which
+ * would otherwise add a second wake-up, the caller's, to the call. */
 static void wait_for_workers(tfc_runtime *rt) {
-  struct spinner s = {-1, rt->spin_ns, 0};
+  struct spinner s = {-1, CALLER_SPIN_FACTOR * rt->spin_ns, 0};
   do {
     if (atomic_load_explicit(&rt->pending, memory_order_acquire) == 0)
       return;
@@ -194,7 +201,7 @@ static void *worker_main(void *arg) {
   }
 }
 
-/* A positive decimal integer from the environment, or `fallback`. */
+/* A non-negative decimal integer from the environment, or `fallback`. */
 static int64_t env_int(const char *name, int64_t fallback) {
   const char *s = getenv(name);
   if (!s || !*s)

@@ -406,8 +406,8 @@ class Runner:
 
         # 2. The harness.
         cc = a.cc.split() + [
-            "-O2", "-std=c11", "-I" + a.include, "-I" + sd, f'-DTFC_HEADER="{name}.h"',
-            f"-DTFC_NAME={name}", HARNESS, os.path.join(sd, name + ".o"),
+            "-O2", "-std=c11", "-Werror=implicit-function-declaration", "-I" + a.include, "-I" + sd, f'-DTFC_HEADER="{name}.h"',
+            f"-DTFC_NAME={name}", f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(sd, name + ".o"),
             "-L" + a.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
             "-o", os.path.join(sd, "harness")] + a.ldflags.split()
         rc, out = run(cc, a.timeout)

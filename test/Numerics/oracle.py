@@ -93,8 +93,10 @@ class Config:
         self.d_model = int(get("model", "d_model", required=True))
         self.n_heads = int(get("model", "n_heads", required=True))
         self.depth = int(get("model", "depth", 1))
-        self.max_seq = int(get("model", "max_seq", required=True))
-        self.max_batch = get("model", "max_batch")  # Not needed by the math.
+        # abi.md does not state these two defaults; 1024 / 256 are the
+        # compiler's (a mismatch would show in the layout cross-check).
+        self.max_seq = int(get("model", "max_seq", 1024))
+        self.max_batch = int(get("model", "max_batch", 256))  # Not used by the math.
         self.bias = bool(get("model", "bias", True))
         if self.d_model <= 0 or self.n_heads <= 0 or self.d_model % self.n_heads:
             raise SpecError("d_model must be a positive multiple of n_heads")

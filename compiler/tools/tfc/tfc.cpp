@@ -1,1 +1,206 @@
-int main(){return 0;}
+//===- tfc.cpp - The tfc compiler driver ------------------------*- C++ -*-===//
+//
+//   tfc spec.toml -o model.o     writes model.o and model.h
+//   tfc spec.toml --emit=KIND    one stage's output (see --help)
+//
+// The stages run in one direction: spec -> tfc IR -> lowered MLIR -> LLVM IR
+// -> assembly / object. A bad spec is one `file:line:col: error:` line and
+// exit code 1; so is any later failure, with MLIR's diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/Passes.h"
+#include "frontend/InitBuilder.h"
+#include "frontend/ModelBuilder.h"
+#include "frontend/ParamLayout.h"
+#include "spec/Spec.h"
+#include "target/HeaderEmitter.h"
+#include "target/ObjectEmitter.h"
+#include "tfc/Dialect/TfcDialect.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace llvm;
+
+namespace {
+
+enum class Emit { Spec, Tfc, Mlir, LLVMIR, Asm, Obj, Header, Layout };
+
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<spec.toml>"),
+                               cl::Required);
+cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' = stdout)"),
+                                cl::value_desc("path"));
+cl::opt<Emit> emitKind(
+    "emit", cl::desc("What to write"), cl::init(Emit::Obj),
+    cl::values(
+        clEnumValN(Emit::Spec, "spec", "the resolved spec, as TOML"),
+        clEnumValN(Emit::Tfc, "tfc", "the tfc dialect IR from the frontend"),
+        clEnumValN(Emit::Mlir, "mlir",
+                   "the lowered MLIR (LLVM dialect), before translation"),
+        clEnumValN(Emit::LLVMIR, "llvm", "optimised LLVM IR"),
+        clEnumValN(Emit::Asm, "asm", "assembly for the target"),
+        clEnumValN(Emit::Obj, "obj",
+                   "an ELF object, and the C header beside it (default)"),
+        clEnumValN(Emit::Header, "header", "the C header only"),
+        clEnumValN(Emit::Layout, "layout", "the parameter table as JSON")));
+cl::opt<std::string> targetDevice("target",
+                                  cl::desc("Device: cpu (default: the spec's)"),
+                                  cl::init(""));
+cl::opt<std::string> mcpu("mcpu", cl::desc("CPU name (default: the spec's, "
+                                           "else the host's)"),
+                          cl::init(""));
+cl::opt<std::string> mattr("mattr",
+                           cl::desc("CPU features, e.g. +avx2,+fma (default: "
+                                    "the spec's, else the host's)"),
+                           cl::init(""));
+
+int fail(const Twine &message) {
+  errs() << "tfc: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `text` to `path` ('-' or empty = stdout).
+bool writeText(StringRef path, StringRef text) {
+  std::error_code ec;
+  ToolOutputFile out(path.empty() ? "-" : path, ec, sys::fs::OF_Text);
+  if (ec) {
+    errs() << "tfc: error: cannot write " << path << ": " << ec.message()
+           << "\n";
+    return false;
+  }
+  out.os() << text;
+  out.keep();
+  return true;
+}
+
+/// The default output name: the spec's name plus an extension.
+std::string defaultOutput(const tfc::spec::Spec &spec, Emit kind) {
+  switch (kind) {
+  case Emit::Obj:
+    return spec.name + ".o";
+  case Emit::Header:
+    return spec.name + ".h";
+  default:
+    return "-";
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "tfc " << TFC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
+       << ")\n";
+  });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tfc: compiles a Transformer spec (TOML) to an object file and a C "
+      "header\n\n  tfc spec.toml -o model.o   writes model.o and model.h\n");
+
+  tfc::spec::Diagnostic diag;
+  std::optional<tfc::spec::Spec> spec =
+      tfc::spec::parseSpecFile(inputPath, diag);
+  if (!spec) {
+    errs() << diag.str() << "\n";
+    return 1;
+  }
+  if (!targetDevice.empty() && targetDevice != "cpu") {
+    if (targetDevice == "cuda")
+      return fail("the CUDA target is not implemented yet");
+    return fail("unknown --target '" + targetDevice + "' (cpu, cuda)");
+  }
+  if (spec->target.device == tfc::spec::Device::CUDA && targetDevice.empty())
+    return fail(spec->path + ": device = \"cuda\" is not implemented yet; "
+                             "use --target=cpu");
+
+  std::string out = outputPath.empty() ? defaultOutput(*spec, emitKind)
+                                       : outputPath.getValue();
+  tfc::ParamLayout layout = tfc::computeLayout(*spec);
+  switch (emitKind) {
+  case Emit::Spec:
+    return writeText(out, tfc::spec::printSpec(*spec)) ? 0 : 1;
+  case Emit::Header:
+    return writeText(out, tfc::emitHeader(*spec, layout)) ? 0 : 1;
+  case Emit::Layout:
+    return writeText(out, tfc::emitLayoutJson(*spec, layout)) ? 0 : 1;
+  default:
+    break;
+  }
+
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<mlir::tfc::TfcDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec);
+  if (!module)
+    return 1;
+  if (emitKind == Emit::Tfc) {
+    std::string text;
+    raw_string_ostream os(text);
+    module->print(os);
+    return writeText(out, text) ? 0 : 1;
+  }
+
+  tfc::HostTarget hostTarget{mcpu.empty() ? spec->target.cpu : mcpu,
+                             mattr.empty() ? spec->target.features : mattr};
+  std::string error;
+  std::unique_ptr<TargetMachine> machine =
+      tfc::createHostTargetMachine(hostTarget, error);
+  if (!machine)
+    return fail(error);
+
+  tfc::buildInitFunctions(*module, spec->name, layout);
+  mlir::PassManager pm(&context);
+  if (failed(mlir::applyPassManagerCLOptions(pm)))
+    return 1;
+  mlir::tfc::CpuPipelineOptions options;
+  options.vectorWidth = tfc::vectorWidthOf(*machine);
+  mlir::tfc::buildCpuPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+  if (emitKind == Emit::Mlir) {
+    std::string text;
+    raw_string_ostream os(text);
+    module->print(os);
+    return writeText(out, text) ? 0 : 1;
+  }
+
+  LLVMContext llvmContext;
+  std::unique_ptr<Module> llvmModule =
+      tfc::translateAndOptimize(*module, llvmContext, *machine);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  if (emitKind == Emit::LLVMIR) {
+    std::string text;
+    raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return writeText(out, text) ? 0 : 1;
+  }
+
+  std::error_code ec;
+  bool object = emitKind == Emit::Obj;
+  ToolOutputFile file(out, ec, object ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write " + out + ": " + ec.message());
+  if (!tfc::emitCode(*llvmModule, *machine,
+                     object ? tfc::CodeKind::Object : tfc::CodeKind::Assembly,
+                     file.os(), error))
+    return fail(error);
+  file.keep();
+  if (object && out != "-") {
+    SmallString<256> header(out);
+    sys::path::replace_extension(header, ".h");
+    if (!writeText(header, tfc::emitHeader(*spec, layout)))
+      return 1;
+  }
+  return 0;
+}

@@ -3,7 +3,7 @@
  * A generic driver for the numerics tests, compiled once per spec:
  *
  *   cc -O2 -I<runtime include> -I<dir with NAME.h> -DTFC_HEADER='"NAME.h"' \
- *      -DTFC_NAME=NAME harness.c NAME.o -L<build/lib> -ltfc_runtime -lpthread -lm
+ *      -DTFC_NAME=NAME -DTFC_UNAME=UPPER_NAME harness.c NAME.o -L<build/lib> -ltfc_runtime -lpthread -lm
  *
  *   harness <dir> <batch> <seq> [enc_seq] [threads] [seed]
  *
@@ -33,15 +33,18 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(suffix) CAT(TFC_NAME, suffix) /* FN(_forward) -> NAME_forward */
+/* Macros are upper case: MACRO(_D_MODEL) -> GPT2_D_MODEL with
+ * -DTFC_UNAME=GPT2. */
+#define MACRO(suffix) CAT(TFC_UNAME, suffix)
 #define STR_(a) #a
 #define STR(a) STR_(a)
 
-#define D_MODEL FN(_D_MODEL)
-#define VOCAB FN(_VOCAB)
-#define HAS_EMBEDDING FN(_HAS_EMBEDDING)
-#define HAS_HEAD FN(_HAS_HEAD)
-#define HAS_LOSS FN(_HAS_LOSS)
-#define HAS_CROSS FN(_HAS_CROSS)
+#define D_MODEL MACRO(_D_MODEL)
+#define VOCAB MACRO(_VOCAB)
+#define HAS_EMBEDDING MACRO(_HAS_EMBEDDING)
+#define HAS_HEAD MACRO(_HAS_HEAD)
+#define HAS_LOSS MACRO(_HAS_LOSS)
+#define HAS_CROSS MACRO(_HAS_CROSS)
 
 /* An undefined macro would silently read as 0 in #if: fail loudly instead. */
 _Static_assert(HAS_EMBEDDING == 0 || HAS_EMBEDDING == 1, "NAME_HAS_EMBEDDING");
@@ -106,16 +109,16 @@ static void write_header_info(void) {
     die("cannot write", path_of("header.txt"));
   fprintf(f, "name %s\n", STR(TFC_NAME));
   fprintf(f, "D_MODEL %lld\nN_HEADS %lld\nD_FF %lld\nDEPTH %lld\n",
-          (long long)D_MODEL, (long long)FN(_N_HEADS), (long long)FN(_D_FF),
-          (long long)FN(_DEPTH));
+          (long long)D_MODEL, (long long)MACRO(_N_HEADS), (long long)MACRO(_D_FF),
+          (long long)MACRO(_DEPTH));
   fprintf(f, "MAX_SEQ %lld\nMAX_BATCH %lld\nVOCAB %lld\n",
-          (long long)FN(_MAX_SEQ), (long long)FN(_MAX_BATCH),
+          (long long)MACRO(_MAX_SEQ), (long long)MACRO(_MAX_BATCH),
           (long long)VOCAB);
   fprintf(f, "HAS_EMBEDDING %d\nHAS_HEAD %d\nHAS_LOSS %d\nHAS_CROSS %d\n",
           HAS_EMBEDDING, HAS_HEAD, HAS_LOSS, HAS_CROSS);
   fprintf(f, "param_count %lld\nNUM_TENSORS %lld\n",
-          (long long)FN(_param_count)(), (long long)FN(_NUM_TENSORS));
-  for (int64_t i = 0; i < (int64_t)FN(_NUM_TENSORS); ++i) {
+          (long long)FN(_param_count)(), (long long)MACRO(_NUM_TENSORS));
+  for (int64_t i = 0; i < (int64_t)MACRO(_NUM_TENSORS); ++i) {
     const tfc_param_info *t = &FN(_tensors)[i];
     fprintf(f, "tensor %s %lld %lld %d %lld %lld %d %.9g\n", t->name,
             (long long)t->offset, (long long)t->numel, (int)t->rank,

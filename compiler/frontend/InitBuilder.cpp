@@ -1,0 +1,109 @@
+//===- InitBuilder.cpp - NAME_init and NAME_param_count ---------*- C++ -*-===//
+
+#include "frontend/InitBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace ::tfc;
+
+namespace {
+
+/// tfc_status codes used here (runtime.h).
+constexpr int32_t kOk = 0, kNullPointer = 1;
+
+func::FuncOp declareFill(OpBuilder &b, Location loc) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto i64 = b.getI64Type();
+  auto type = b.getFunctionType(
+      {ptr, i64, b.getI32Type(), b.getF32Type(), i64, i64}, {});
+  auto fill = func::FuncOp::create(b, loc, "tfc_rt_fill", type);
+  fill.setPrivate();
+  return fill;
+}
+
+} // namespace
+
+void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
+                             const ParamLayout &layout) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<LLVM::LLVMDialect, arith::ArithDialect, scf::SCFDialect,
+                   func::FuncDialect>();
+  Location loc = module.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto i64 = b.getI64Type(), i32 = b.getI32Type();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+
+  auto count = func::FuncOp::create(b, loc, name + "_param_count",
+                                    b.getFunctionType({}, {i64}));
+  {
+    OpBuilder fb = OpBuilder::atBlockBegin(count.addEntryBlock());
+    func::ReturnOp::create(
+        fb, loc, ValueRange{arith::ConstantIntOp::create(fb, loc, layout.total, 64)});
+  }
+
+  func::FuncOp fill =
+      module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
+          ? module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
+          : declareFill(b, loc);
+  auto init = func::FuncOp::create(b, loc, name + "_init",
+                                   b.getFunctionType({ptr, i64}, {i32}));
+  Block *entry = init.addEntryBlock();
+  OpBuilder fb = OpBuilder::atBlockBegin(entry);
+  Value params = entry->getArgument(0), seed = entry->getArgument(1);
+  auto c64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(fb, loc, v, 64);
+  };
+  Value isNull = LLVM::ICmpOp::create(fb, loc, LLVM::ICmpPredicate::eq, params,
+                                      LLVM::ZeroOp::create(fb, loc, ptr));
+  auto ifNull = scf::IfOp::create(fb, loc, TypeRange{i32}, isNull, true);
+  fb.setInsertionPointToStart(&ifNull.getThenRegion().front());
+  scf::YieldOp::create(fb, loc,
+                       ValueRange{arith::ConstantIntOp::create(fb, loc, kNullPointer, 32)});
+  fb.setInsertionPointToStart(&ifNull.getElseRegion().front());
+
+  auto fillTensor = [&](const ParamTensor &t, Value offset, Value stream) {
+    Value at = LLVM::GEPOp::create(fb, loc, ptr, fb.getF32Type(), params,
+                                   ValueRange{offset});
+    Value kind = arith::ConstantIntOp::create(fb, loc, int32_t(t.init), 32);
+    Value param = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(t.initParam));
+    func::CallOp::create(fb, loc, fill,
+                         ValueRange{at, c64(t.numel()), kind, param, seed, stream});
+  };
+  int64_t stream = 0;
+  for (const ParamTensor &t : layout.leading)
+    fillTensor(t, c64(t.offset), c64(stream++));
+  int64_t perBlock = layout.block.size();
+  int64_t firstBlockStream = stream;
+  Value lo = arith::ConstantIndexOp::create(fb, loc, 0);
+  Value hi = arith::ConstantIndexOp::create(fb, loc, layout.depth);
+  Value one = arith::ConstantIndexOp::create(fb, loc, 1);
+  scf::ForOp::create(
+      fb, loc, lo, hi, one, ValueRange{},
+      [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+        OpBuilder::InsertionGuard guard(fb);
+        fb.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value layer = arith::IndexCastOp::create(fb, loc, i64, iv);
+        Value base = arith::AddIOp::create(
+            fb, loc, c64(layout.blockBase),
+            arith::MulIOp::create(fb, loc, layer, c64(layout.blockStride)));
+        Value firstStream = arith::AddIOp::create(
+            fb, loc, c64(firstBlockStream),
+            arith::MulIOp::create(fb, loc, layer, c64(perBlock)));
+        for (auto [j, t] : llvm::enumerate(layout.block))
+          fillTensor(t, arith::AddIOp::create(fb, loc, base, c64(t.offset)),
+                     arith::AddIOp::create(fb, loc, firstStream, c64(j)));
+        scf::YieldOp::create(fb, loc);
+      });
+  stream += perBlock * layout.depth;
+  for (const ParamTensor &t : layout.trailing)
+    fillTensor(t, c64(t.offset), c64(stream++));
+  scf::YieldOp::create(fb, loc,
+                       ValueRange{arith::ConstantIntOp::create(fb, loc, kOk, 32)});
+  fb.setInsertionPointAfter(ifNull);
+  func::ReturnOp::create(fb, loc, ifNull.getResult(0));
+}

@@ -1,0 +1,22 @@
+//===- HeaderEmitter.h - The C header and layout JSON -----------*- C++ -*-===//
+
+#ifndef TFC_TARGET_HEADEREMITTER_H
+#define TFC_TARGET_HEADEREMITTER_H
+
+#include "frontend/ParamLayout.h"
+#include "spec/Spec.h"
+
+#include <string>
+
+namespace tfc {
+
+/// `NAME.h`: sizes as macros, the parameter table, and the prototypes of
+/// the generated functions (docs/abi.md).
+std::string emitHeader(const spec::Spec &spec, const ParamLayout &layout);
+
+/// The same parameter table as JSON, for tools and the PyTorch oracle.
+std::string emitLayoutJson(const spec::Spec &spec, const ParamLayout &layout);
+
+} // namespace tfc
+
+#endif // TFC_TARGET_HEADEREMITTER_H
