@@ -24,6 +24,10 @@ config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
+# FileCheck, not, count come from LLVM's tools; tfc's own tools come first.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", os.path.join(config.tfc_obj_root, "bin"),
+                             append_path=True)
 llvm_config.use_default_substitutions()
 
 tool_dirs = [os.path.join(config.tfc_obj_root, "bin"), config.llvm_tools_dir]

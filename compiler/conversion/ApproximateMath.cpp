@@ -19,12 +19,9 @@ struct TfcApproximateMath
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) {
-          return name == "exp" || name == "log" || name == "tanh" ||
-                 name == "erf";
+          return name == "math.exp" || name == "math.log" ||
+                 name == "math.tanh" || name == "math.erf";
         });
-    // erf and tanh have their own entry points upstream.
-    populatePolynomialApproximateErfPattern(patterns);
-    populatePolynomialApproximateTanhPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

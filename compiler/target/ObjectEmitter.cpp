@@ -42,17 +42,17 @@ tfc::createHostTargetMachine(const HostTarget &target, std::string &error) {
 }
 
 int64_t tfc::vectorWidthOf(const llvm::TargetMachine &machine) {
-  llvm::StringRef features = machine.getTargetFeatureString();
-  llvm::StringRef cpu = machine.getTargetCPU();
-  // A named CPU without explicit features: ask its subtarget.
+  // The explicit feature list wins ("-avx512f" must not match as a prefix of
+  // "-avx512fp16", so items are compared whole); else the CPU's defaults.
+  llvm::SmallVector<llvm::StringRef> items;
+  machine.getTargetFeatureString().split(items, ',', -1, false);
   const llvm::MCSubtargetInfo *sti = machine.getMCSubtargetInfo();
   auto has = [&](llvm::StringRef name) {
-    if (features.contains("-" + name.str()))
-      return false;
-    return features.contains("+" + name.str()) ||
-           (sti && sti->checkFeatures("+" + name.str()));
+    for (llvm::StringRef item : items)
+      if (item.drop_front() == name)
+        return item.front() == '+';
+    return sti && sti->checkFeatures(("+" + name).str());
   };
-  (void)cpu;
   if (has("avx512f"))
     return 16;
   if (has("avx"))

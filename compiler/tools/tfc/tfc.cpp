@@ -115,14 +115,6 @@ int main(int argc, char **argv) {
     errs() << diag.str() << "\n";
     return 1;
   }
-  if (!targetDevice.empty() && targetDevice != "cpu") {
-    if (targetDevice == "cuda")
-      return fail("the CUDA target is not implemented yet");
-    return fail("unknown --target '" + targetDevice + "' (cpu, cuda)");
-  }
-  if (spec->target.device == tfc::spec::Device::CUDA && targetDevice.empty())
-    return fail(spec->path + ": device = \"cuda\" is not implemented yet; "
-                             "use --target=cpu");
 
   std::string out = outputPath.empty() ? defaultOutput(*spec, emitKind)
                                        : outputPath.getValue();
@@ -150,6 +142,15 @@ int main(int argc, char **argv) {
     return writeText(out, text) ? 0 : 1;
   }
 
+  // Code generation: only the CPU target exists so far.
+  if (!targetDevice.empty() && targetDevice != "cpu") {
+    if (targetDevice == "cuda")
+      return fail("the CUDA target is not implemented yet");
+    return fail("unknown --target '" + targetDevice + "' (cpu, cuda)");
+  }
+  if (spec->target.device == tfc::spec::Device::CUDA && targetDevice.empty())
+    return fail(spec->path + ": device = \"cuda\" is not implemented yet; "
+                             "use --target=cpu");
   tfc::HostTarget hostTarget{mcpu.empty() ? spec->target.cpu : mcpu,
                              mattr.empty() ? spec->target.features : mattr};
   std::string error;
