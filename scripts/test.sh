@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, then runs the unit
+# tests (GoogleTest) and the lit suite (Spec, Dialect, Conversion, Driver and
+# the PyTorch conformance in Numerics). Prints one closing line
+# "N passed, M failed" and exits non-zero on any failure.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${TFC_BUILD_DIR:-$root/build}"
+
+bash "$root/scripts/install-deps.sh" || exit 1
+bash "$root/scripts/build.sh" || exit 1
+
+passed=0
+failed=0
+
+echo "== unit tests"
+unit_log=$(mktemp)
+"$build/test/unit/tfc-unit-tests" --gtest_brief=1 2>&1 | tee "$unit_log" | tail -n 5
+unit_rc=${PIPESTATUS[0]}
+unit_total=$(grep -oE '^\[==========\] ([0-9]+) tests? from' "$unit_log" | grep -oE '[0-9]+' | head -n 1)
+unit_failed=$(grep -oE '^\[  FAILED  \] ([0-9]+) tests?,' "$unit_log" | grep -oE '[0-9]+' | head -n 1)
+unit_total=${unit_total:-0}
+unit_failed=${unit_failed:-0}
+[ "$unit_rc" -ne 0 ] && [ "$unit_failed" -eq 0 ] && unit_failed=1
+passed=$((passed + unit_total - unit_failed))
+failed=$((failed + unit_failed))
+rm -f "$unit_log"
+
+echo "== lit"
+lit_log=$(mktemp)
+/usr/lib/llvm-22/bin/lit -sv "$build/test" 2>&1 | tee "$lit_log" | grep -E '^(FAIL|XPASS|UNRESOLVED|  Passed|  Failed|  Unsupported|Total)' 
+lit_rc=${PIPESTATUS[0]}
+lit_passed=$(grep -oE '^ *Passed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || true)
+lit_failed=$(grep -oE '^ *Failed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || true)
+lit_passed=${lit_passed:-0}
+lit_failed=${lit_failed:-0}
+[ "$lit_rc" -ne 0 ] && [ "$lit_failed" -eq 0 ] && lit_failed=1
+passed=$((passed + lit_passed))
+failed=$((failed + lit_failed))
+rm -f "$lit_log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
