@@ -33,10 +33,14 @@ namespace {
 
 enum class Emit { Spec, Tfc, Mlir, LLVMIR, Asm, Obj, Header, Layout };
 
+// The shared LLVM library registers hundreds of backend options; --help
+// shows only tfc's own (the rest stay usable, listed by --help-hidden).
+cl::OptionCategory tfcCategory("tfc options");
+
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<spec.toml>"),
-                               cl::Required);
+                               cl::Required, cl::cat(tfcCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' = stdout)"),
-                                cl::value_desc("path"));
+                                cl::value_desc("path"), cl::cat(tfcCategory));
 cl::opt<Emit> emitKind(
     "emit", cl::desc("What to write"), cl::init(Emit::Obj),
     cl::values(
@@ -49,17 +53,18 @@ cl::opt<Emit> emitKind(
         clEnumValN(Emit::Obj, "obj",
                    "an ELF object, and the C header beside it (default)"),
         clEnumValN(Emit::Header, "header", "the C header only"),
-        clEnumValN(Emit::Layout, "layout", "the parameter table as JSON")));
+        clEnumValN(Emit::Layout, "layout", "the parameter table as JSON")),
+    cl::cat(tfcCategory));
 cl::opt<std::string> targetDevice("target",
                                   cl::desc("Device: cpu (default: the spec's)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tfcCategory));
 cl::opt<std::string> mcpu("mcpu", cl::desc("CPU name (default: the spec's, "
                                            "else the host's)"),
-                          cl::init(""));
+                          cl::init(""), cl::cat(tfcCategory));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
-                           cl::init(""));
+                           cl::init(""), cl::cat(tfcCategory));
 
 int fail(const Twine &message) {
   errs() << "tfc: error: " << message << "\n";
@@ -98,15 +103,22 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  // Pass names must be registered before the IR-printing options that take
+  // them (--mlir-print-ir-after=PASS).
+  mlir::tfc::registerConversionPasses();
   mlir::registerPassManagerCLOptions();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "tfc " << TFC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
        << ")\n";
   });
+  cl::HideUnrelatedOptions(tfcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "tfc: compiles a Transformer spec (TOML) to an object file and a C "
-      "header\n\n  tfc spec.toml -o model.o   writes model.o and model.h\n");
+      "header\n\n  tfc spec.toml -o model.o   writes model.o and model.h\n"
+      "  tfc spec.toml --emit=tfc   prints the tfc dialect IR\n\n"
+      "MLIR's IR-printing flags work too (--mlir-print-ir-after-all,\n"
+      "--mlir-print-ir-before=tfc-lower-to-loops, ...; see --help-hidden).\n");
 
   tfc::spec::Diagnostic diag;
   std::optional<tfc::spec::Spec> spec =

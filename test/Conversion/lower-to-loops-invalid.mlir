@@ -1,0 +1,66 @@
+// RUN: tfc-opt %s -split-input-file -tfc-lower-to-loops -verify-diagnostics
+// What tfc-lower-to-loops rejects, with the reason.
+
+// expected-error @+1 {{'func.func' op a tfc.model function needs tfc.max_batch, tfc.max_seq and tfc.param_count}}
+func.func @no_max_seq(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.param_count = 8 : i64,
+                tfc.vocab = 0 : i64} {
+  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.model function needs tfc.max_batch, tfc.max_seq and tfc.param_count}}
+func.func @no_param_count(%params: tensor<?xf32> {tfc.role = "params"},
+                          %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.vocab = 0 : i64} {
+  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @foreign_op(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
+  // expected-error @+1 {{'arith.addf' op cannot be lowered by tfc-lower-to-loops}}
+  %y = arith.addf %x, %x : tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @float_constant(%params: tensor<?xf32> {tfc.role = "params"},
+                          %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
+  // expected-error @+1 {{'arith.constant' op only index constants can be lowered}}
+  %c = arith.constant 1.0 : f32
+  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @two_carried(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'scf.for' op the depth loop must carry exactly one tensor}}
+  %r:2 = scf.for %i = %c0 to %c1 step %c1 iter_args(%h = %x, %g = %x)
+      -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+    scf.yield %h, %g : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  }
+  return %r#0 : tensor<?x?x8xf32>
+}
