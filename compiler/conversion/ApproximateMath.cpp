@@ -17,11 +17,10 @@ struct TfcApproximateMath
     : tfc::impl::TfcApproximateMathBase<TfcApproximateMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == "math.exp" || name == "math.log" ||
-                 name == "math.tanh" || name == "math.erf";
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "math.exp" || name == "math.log" || name == "math.tanh" ||
+             name == "math.erf";
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -44,9 +44,9 @@ static void emitHeadTranspose(Lowering &l, const Buffer &merged,
 LogicalResult mlir::tfc::lowerSplitHeads(SplitHeadsOp op, Lowering &l) {
   const Buffer &in = l.lookup(op.getInput());
   auto type = op.getResult().getType();
-  Buffer out = l.allocateResult(
-      op.getResult(), {in.dims[0], l.allocIndex(type.getDimSize(1)), in.dims[1],
-                       l.allocIndex(type.getDimSize(3))});
+  Buffer out = l.allocateResult(op.getResult(),
+                                {in.dims[0], l.allocIndex(type.getDimSize(1)),
+                                 in.dims[1], l.allocIndex(type.getDimSize(3))});
   if (!l.sizeOnly())
     emitHeadTranspose(l, in, out, /*toHeads=*/true);
   return success();
@@ -55,9 +55,9 @@ LogicalResult mlir::tfc::lowerSplitHeads(SplitHeadsOp op, Lowering &l) {
 LogicalResult mlir::tfc::lowerMergeHeads(MergeHeadsOp op, Lowering &l) {
   const Buffer &in = l.lookup(op.getInput());
   auto type = op.getResult().getType();
-  Buffer out = l.allocateResult(op.getResult(),
-                                {in.dims[0], in.dims[2],
-                                 l.allocIndex(type.getDimSize(2))});
+  Buffer out =
+      l.allocateResult(op.getResult(), {in.dims[0], in.dims[2],
+                                        l.allocIndex(type.getDimSize(2))});
   if (!l.sizeOnly())
     emitHeadTranspose(l, out, in, /*toHeads=*/false);
   return success();
@@ -73,8 +73,8 @@ LogicalResult mlir::tfc::lowerAttentionScores(AttentionScoresOp op,
   const Buffer &q = l.lookup(op.getQuery());
   const Buffer &k = l.lookup(op.getKey());
   Value seq = q.dims[2], keyLen = k.dims[2], headDim = q.dims[3];
-  Buffer out = l.allocateResult(op.getResult(),
-                                {q.dims[0], q.dims[1], seq, keyLen});
+  Buffer out =
+      l.allocateResult(op.getResult(), {q.dims[0], q.dims[1], seq, keyLen});
   MatmulProblem p;
   l.atAllocationPoint([&] {
     p.batch = l.mul(q.dims[0], q.dims[1]);
@@ -150,12 +150,12 @@ LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {
   Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
   l.parallelFor(rowCount(l, in), [&](Value row) {
     Value base = l.mul(row, width);
-    Value max = l.forLoop(l.index(0), width, ValueRange{minusInf},
-                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                            Value x = l.load(in.flat, l.add(base, j));
-                            return {arith::MaximumFOp::create(b, loc, acc[0],
-                                                              x)};
-                          })[0];
+    Value max =
+        l.forLoop(l.index(0), width, ValueRange{minusInf},
+                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                    Value x = l.load(in.flat, l.add(base, j));
+                    return {arith::MaximumFOp::create(b, loc, acc[0], x)};
+                  })[0];
     Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
                           [&](Value j, ValueRange acc) -> SmallVector<Value> {
                             Value x = l.load(in.flat, l.add(base, j));

@@ -34,8 +34,7 @@ void tfc::buildCpuPipeline(OpPassManager &pm,
 }
 
 namespace {
-struct CpuPipelineCLOptions
-    : public PassPipelineOptions<CpuPipelineCLOptions> {
+struct CpuPipelineCLOptions : public PassPipelineOptions<CpuPipelineCLOptions> {
   Option<int64_t> vectorWidth{*this, "vector-width",
                               llvm::cl::desc("f32 lanes of the vectors"),
                               llvm::cl::init(16)};

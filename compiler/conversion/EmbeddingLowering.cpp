@@ -64,8 +64,8 @@ LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
 LogicalResult mlir::tfc::lowerEmbedding(EmbeddingOp op, Lowering &l) {
   const Buffer &tokens = l.lookup(op.getTokens());
   const Buffer &table = l.lookup(op.getTable());
-  Buffer out = l.allocateResult(op.getResult(),
-                                {tokens.dims[0], tokens.dims[1], table.dims[1]});
+  Buffer out = l.allocateResult(
+      op.getResult(), {tokens.dims[0], tokens.dims[1], table.dims[1]});
   if (l.sizeOnly())
     return success();
   OpBuilder &b = l.b;
@@ -105,9 +105,9 @@ static Value sinusoid(Lowering &l, Value pos, Value column, int64_t width) {
           b, loc, b.getF64FloatAttr(-2.0 * std::log(10000.0) / width)));
   Value angle = arith::MulFOp::create(b, loc, toF64(pos),
                                       math::ExpOp::create(b, loc, exponent));
-  Value v = arith::SelectOp::create(b, loc, odd,
-                                    math::CosOp::create(b, loc, angle),
-                                    math::SinOp::create(b, loc, angle));
+  Value v =
+      arith::SelectOp::create(b, loc, odd, math::CosOp::create(b, loc, angle),
+                              math::SinOp::create(b, loc, angle));
   return arith::TruncFOp::create(b, loc, b.getF32Type(), v);
 }
 
@@ -137,8 +137,7 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
   const Buffer &logits = l.lookup(op.getLogits());
   const Buffer &targets = l.lookup(op.getTargets());
   Value rows = nullptr;
-  l.atAllocationPoint(
-      [&] { rows = l.mul(logits.dims[0], logits.dims[1]); });
+  l.atAllocationPoint([&] { rows = l.mul(logits.dims[0], logits.dims[1]); });
   // Per-row losses and validity, summed afterwards in a fixed order.
   Buffer perRow = l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
   Buffer out = l.allocateResult(op.getResult(), {});
@@ -159,12 +158,12 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
                               zeroI32),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
                               vocabI32));
-    Value max = l.forLoop(l.index(0), vocab, ValueRange{minusInf},
-                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                            return {arith::MaximumFOp::create(
-                                b, loc, acc[0],
-                                l.load(logits.flat, l.add(base, j)))};
-                          })[0];
+    Value max =
+        l.forLoop(l.index(0), vocab, ValueRange{minusInf},
+                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                    return {arith::MaximumFOp::create(
+                        b, loc, acc[0], l.load(logits.flat, l.add(base, j)))};
+                  })[0];
     Value sum = l.forLoop(l.index(0), vocab, ValueRange{l.f32(0.0)},
                           [&](Value j, ValueRange acc) -> SmallVector<Value> {
                             Value x = l.load(logits.flat, l.add(base, j));
@@ -172,12 +171,12 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
                                 b, loc, arith::SubFOp::create(b, loc, x, max));
                             return {reassocAdd(l, acc[0], e)};
                           })[0];
-    Value lse = arith::AddFOp::create(b, loc, max,
-                                      math::LogOp::create(b, loc, sum));
+    Value lse =
+        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
     Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
     Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), safeTarget);
-    Value nll = arith::SubFOp::create(b, loc, lse,
-                                      l.load(logits.flat, l.add(base, t)));
+    Value nll =
+        arith::SubFOp::create(b, loc, lse, l.load(logits.flat, l.add(base, t)));
     Value zero = l.f32(0.0);
     l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
             l.mul(row, l.index(2)));
@@ -191,7 +190,8 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
       l.index(0), rows, ValueRange{zero64, zero64},
       [&](Value row, ValueRange acc) -> SmallVector<Value> {
         Value base = l.mul(row, l.index(2));
-        Value nll = arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, base));
+        Value nll =
+            arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, base));
         Value cnt = arith::ExtFOp::create(
             b, loc, f64, l.load(perRow.flat, l.add(base, l.index(1))));
         return {arith::AddFOp::create(b, loc, acc[0], nll),

@@ -63,10 +63,10 @@ Value memrefFromPointer(OpBuilder &b, Location loc, Value ptr, Type elementType,
   desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{0});
   desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{1});
   desc = LLVM::InsertValueOp::create(b, loc, desc, zero, ArrayRef<int64_t>{2});
-  desc = LLVM::InsertValueOp::create(b, loc, desc, size,
-                                     ArrayRef<int64_t>{3, 0});
-  desc = LLVM::InsertValueOp::create(b, loc, desc, one,
-                                     ArrayRef<int64_t>{4, 0});
+  desc =
+      LLVM::InsertValueOp::create(b, loc, desc, size, ArrayRef<int64_t>{3, 0});
+  desc =
+      LLVM::InsertValueOp::create(b, loc, desc, one, ArrayRef<int64_t>{4, 0});
   auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }
@@ -100,9 +100,9 @@ private:
 
   func::FuncOp model;
   int64_t vectorWidth;
-  Value params;        // Flat parameter memref (Emit mode).
+  Value params;             // Flat parameter memref (Emit mode).
   Value batch, seq, encSeq; // index values at the allocation point.
-  IRMapping scalars;   // Index values of the model -> lowered ones.
+  IRMapping scalars;        // Index values of the model -> lowered ones.
 };
 
 ModelLowering::Interface ModelLowering::readInterface() {
@@ -131,9 +131,9 @@ SmallVector<Value> ModelLowering::shapeForRole(Lowering &l, StringRef role,
   });
 }
 
-Value ModelLowering::rangeStatus(OpBuilder &b, Location loc,
-                                 ValueRange sizes) {
-  int64_t maxBatch = model->getAttrOfType<IntegerAttr>("tfc.max_batch").getInt();
+Value ModelLowering::rangeStatus(OpBuilder &b, Location loc, ValueRange sizes) {
+  int64_t maxBatch =
+      model->getAttrOfType<IntegerAttr>("tfc.max_batch").getInt();
   int64_t maxSeq = model->getAttrOfType<IntegerAttr>("tfc.max_seq").getInt();
   Value bad = arith::ConstantIntOp::create(b, loc, 0, 1);
   for (auto [i, size] : llvm::enumerate(sizes)) {
@@ -141,10 +141,10 @@ Value ModelLowering::rangeStatus(OpBuilder &b, Location loc,
     auto c = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, v, 64);
     };
-    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, size,
-                                      c(1));
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size,
-                                       c(max));
+    Value low =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, size, c(1));
+    Value high =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size, c(max));
     bad = arith::OrIOp::create(b, loc, bad,
                                arith::OrIOp::create(b, loc, low, high));
   }
@@ -161,9 +161,8 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
       model->getAttrOfType<StringAttr>("tfc.model").getValue().str();
 
   // rt, params, inputs..., outputs..., workspace, batch, seq [, enc_seq].
-  SmallVector<Type> argTypes(2 + iface.inputRoles.size() +
-                                 iface.outputRoles.size() + 1,
-                             ptr);
+  SmallVector<Type> argTypes(
+      2 + iface.inputRoles.size() + iface.outputRoles.size() + 1, ptr);
   argTypes.append(iface.hasEncoder ? 3 : 2, i64);
   auto func = func::FuncOp::create(mb, loc, name + "_forward",
                                    FunctionType::get(ctx, argTypes, {i32}));
@@ -187,8 +186,8 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
       arith::AndIOp::create(b, loc, wsInt,
                             arith::ConstantIntOp::create(b, loc, 63, 64)),
       arith::ConstantIntOp::create(b, loc, 0, 64));
-  Value code = arith::SelectOp::create(b, loc, misaligned, status(kWorkspace),
-                                       ok);
+  Value code =
+      arith::SelectOp::create(b, loc, misaligned, status(kWorkspace), ok);
   code = arith::SelectOp::create(b, loc, rangeStatus(b, loc, sizes),
                                  status(kBadShape), code);
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
@@ -199,8 +198,8 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
         LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, args[i], null));
   code = arith::SelectOp::create(b, loc, anyNull, status(kNullPointer), code);
 
-  Value isOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code,
-                                     ok);
+  Value isOk =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code, ok);
   auto ifOk = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
                                 /*withElseRegion=*/true);
   b.setInsertionPointToStart(&ifOk.getElseRegion().front());
@@ -219,8 +218,8 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     batch = toIndex(sizes[0]);
     seq = toIndex(sizes[1]);
     encSeq = iface.hasEncoder ? toIndex(sizes[2]) : Value();
-    Value paramCount = l.index(
-        model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
+    Value paramCount =
+        l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
     params = memrefFromPointer(b, loc, args[1], b.getF32Type(), paramCount);
     l.setWorkspace(memrefFromPointer(b, loc, args[wsArg], b.getI8Type(),
                                      l.index(INT64_MAX / 2)));
@@ -238,9 +237,9 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     Buffer buffer;
     l.atAllocationPoint([&] {
       buffer.dims = shapeForRole(l, role, type);
-      buffer.flat = memrefFromPointer(b, loc, args[2 + input],
-                                      type.getElementType(),
-                                      l.product(buffer.dims));
+      buffer.flat =
+          memrefFromPointer(b, loc, args[2 + input], type.getElementType(),
+                            l.product(buffer.dims));
     });
     if (role == "tokens")
       tokens = buffer.flat;
@@ -257,9 +256,9 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     Buffer buffer;
     l.atAllocationPoint([&] {
       buffer.dims = shapeForRole(l, iface.outputRoles[i], type);
-      buffer.flat = memrefFromPointer(b, loc, args[firstOutput + i],
-                                      type.getElementType(),
-                                      l.product(buffer.dims));
+      buffer.flat =
+          memrefFromPointer(b, loc, args[firstOutput + i],
+                            type.getElementType(), l.product(buffer.dims));
     });
     outputs.push_back(buffer);
   }
@@ -272,18 +271,18 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     Value count = l.mul(batch, seq);
     Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocab, 32);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-    tokensOk = l.forLoop(
-        l.index(0), count, ValueRange{tokensOk},
-        [&](Value i, ValueRange acc) -> SmallVector<Value> {
-          Value id = l.load(tokens, i);
-          Value inRange = arith::AndIOp::create(
-              b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id,
-                                    zeroI32),
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id,
-                                    vocabI32));
-          return {arith::AndIOp::create(b, loc, acc[0], inRange)};
-        })[0];
+    tokensOk =
+        l.forLoop(l.index(0), count, ValueRange{tokensOk},
+                  [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                    Value id = l.load(tokens, i);
+                    Value inRange = arith::AndIOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                              id, zeroI32),
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              id, vocabI32));
+                    return {arith::AndIOp::create(b, loc, acc[0], inRange)};
+                  })[0];
   }
   auto ifTokens = scf::IfOp::create(b, loc, TypeRange{i32}, tokensOk,
                                     /*withElseRegion=*/true);
@@ -325,12 +324,12 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   ValueRange sizes = entry->getArguments();
-  auto ifOk = scf::IfOp::create(b, loc, TypeRange{i64},
-                                rangeStatus(b, loc, sizes),
-                                /*withElseRegion=*/true);
+  auto ifOk =
+      scf::IfOp::create(b, loc, TypeRange{i64}, rangeStatus(b, loc, sizes),
+                        /*withElseRegion=*/true);
   b.setInsertionPointToStart(&ifOk.getThenRegion().front());
-  scf::YieldOp::create(b, loc,
-                       ValueRange{arith::ConstantIntOp::create(b, loc, -1, 64)});
+  scf::YieldOp::create(
+      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, -1, 64)});
   b.setInsertionPointToStart(&ifOk.getElseRegion().front());
 
   Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
@@ -387,8 +386,7 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
         if (!c.getType().isIndex())
           return c.emitOpError("only index constants can be lowered");
         Value lowered;
-        l.atAllocationPoint(
-            [&] { lowered = l.b.clone(*c)->getResult(0); });
+        l.atAllocationPoint([&] { lowered = l.b.clone(*c)->getResult(0); });
         scalars.map(c.getResult(), lowered);
         return success();
       })
@@ -426,8 +424,8 @@ LogicalResult ModelLowering::lowerDepthLoop(Lowering &l, scf::ForOp loop) {
     return loop.emitOpError("the depth loop must carry exactly one tensor");
   Value init = loop.getInitArgs()[0];
   const Buffer &initBuf = l.lookup(init);
-  Buffer carry = l.allocate(
-      cast<ShapedType>(init.getType()).getElementType(), initBuf.dims);
+  Buffer carry = l.allocate(cast<ShapedType>(init.getType()).getElementType(),
+                            initBuf.dims);
   Block &body = *loop.getBody();
   l.bind(body.getArgument(1), carry);
   l.bind(loop.getResult(0), carry);
@@ -451,8 +449,7 @@ LogicalResult ModelLowering::lowerDepthLoop(Lowering &l, scf::ForOp loop) {
   return success();
 }
 
-struct TfcLowerToLoops
-    : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
+struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -37,8 +37,8 @@ void Lowering::atAllocationPoint(function_ref<void()> fn) {
   fn();
 }
 
-SmallVector<Value>
-Lowering::shapeOf(ShapedType type, function_ref<Value(unsigned)> dynamicDim) {
+SmallVector<Value> Lowering::shapeOf(ShapedType type,
+                                     function_ref<Value(unsigned)> dynamicDim) {
   SmallVector<Value> dims;
   for (unsigned i = 0; i < type.getRank(); ++i)
     dims.push_back(type.isDynamicDim(i) ? dynamicDim(i)

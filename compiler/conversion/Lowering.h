@@ -27,7 +27,7 @@ namespace mlir::tfc {
 
 /// A lowered tensor: flat storage and its row-major shape.
 struct Buffer {
-  Value flat; // memref<?xT>; null in SizeOnly mode.
+  Value flat;              // memref<?xT>; null in SizeOnly mode.
   SmallVector<Value> dims; // index values, one per tensor dimension.
 };
 
@@ -100,9 +100,9 @@ public:
   /// A sequential loop over [lo, hi).
   void forLoop(Value lo, Value hi, function_ref<void(Value)> body);
   /// Sequential loop carrying values; returns the final values.
-  SmallVector<Value> forLoop(Value lo, Value hi, ValueRange init,
-                             function_ref<SmallVector<Value>(Value, ValueRange)>
-                                 body);
+  SmallVector<Value>
+  forLoop(Value lo, Value hi, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
   //===--- Memory ---===//
 

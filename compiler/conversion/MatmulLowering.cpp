@@ -65,8 +65,8 @@ void emitPack(Lowering &l, const MatmulProblem &p, const Blocking &blk,
       Value dstRow = l.add(dstBase, l.mul(kk, nr));
       l.forLoop(l.index(0), nr, [&](Value j) {
         Value col = l.add(firstCol, j);
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                              col, p.n);
+        Value inRange =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, p.n);
         // Clamp so padding columns read a valid element, then zero it.
         Value src = elementIndex(l, p.bMat, bt, kk, l.minIdx(col, lastCol));
         Value v = l.load(p.bMat.flat, src);
@@ -107,8 +107,8 @@ void emitTiles(Lowering &l, const MatmulProblem &p, const Blocking &blk,
     Value zeroVec = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
     SmallVector<Value> init(blk.rows * blk.vectorsPerRow, zeroVec);
-    SmallVector<Value> acc = l.forLoop(
-        l.index(0), p.k, init, [&](Value kk, ValueRange accIn) {
+    SmallVector<Value> acc =
+        l.forLoop(l.index(0), p.k, init, [&](Value kk, ValueRange accIn) {
           Value panelRow = l.add(panelBase, l.mul(kk, nr));
           SmallVector<Value> bv;
           for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
@@ -170,8 +170,8 @@ void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
   Blocking blk(l.vectorWidth);
   Value panels;
   l.atAllocationPoint([&] { panels = l.divUp(p.n, blk.cols()); });
-  Buffer packed = l.allocate(
-      l.b.getF32Type(), {p.batch, panels, p.k, l.allocIndex(blk.cols())});
+  Buffer packed = l.allocate(l.b.getF32Type(),
+                             {p.batch, panels, p.k, l.allocIndex(blk.cols())});
   if (l.sizeOnly())
     return;
   emitPack(l, p, blk, packed.flat, panels);

@@ -110,9 +110,9 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   for (Operation *c : constants)
     b.clone(*c, mapping);
   for (auto [i, v] : llvm::enumerate(captures)) {
-    Value field = LLVM::GEPOp::create(
-        b, loc, ptr, ctxType, entry->getArgument(0),
-        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    Value field =
+        LLVM::GEPOp::create(b, loc, ptr, ctxType, entry->getArgument(0),
+                            ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
     Value loaded = LLVM::LoadOp::create(b, loc, fields[i], field);
     if (v.getType().isIndex())
       loaded = arith::IndexCastOp::create(b, loc, v.getType(), loaded);

@@ -53,8 +53,8 @@ static Value applyActivation(Lowering &l, ActivationKind kind, Value x) {
   case ActivationKind::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Value x3 = mulf(mulf(x, x), x);
-    Value inner = mulf(addf(x, mulf(x3, l.f32(0.044715))),
-                       l.f32(std::sqrt(2.0 / M_PI)));
+    Value inner =
+        mulf(addf(x, mulf(x3, l.f32(0.044715))), l.f32(std::sqrt(2.0 / M_PI)));
     Value t = math::TanhOp::create(b, loc, inner);
     return mulf(mulf(x, l.f32(0.5)), addf(t, l.f32(1.0)));
   }

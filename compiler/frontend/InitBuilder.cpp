@@ -29,7 +29,7 @@ func::FuncOp declareFill(OpBuilder &b, Location loc) {
 } // namespace
 
 void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
-                             const ParamLayout &layout) {
+                               const ParamLayout &layout) {
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<LLVM::LLVMDialect, arith::ArithDialect, scf::SCFDialect,
                    func::FuncDialect>();
@@ -43,13 +43,13 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
   {
     OpBuilder fb = OpBuilder::atBlockBegin(count.addEntryBlock());
     func::ReturnOp::create(
-        fb, loc, ValueRange{arith::ConstantIntOp::create(fb, loc, layout.total, 64)});
+        fb, loc,
+        ValueRange{arith::ConstantIntOp::create(fb, loc, layout.total, 64)});
   }
 
-  func::FuncOp fill =
-      module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
-          ? module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
-          : declareFill(b, loc);
+  func::FuncOp fill = module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
+                          ? module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
+                          : declareFill(b, loc);
   auto init = func::FuncOp::create(b, loc, name + "_init",
                                    b.getFunctionType({ptr, i64}, {i32}));
   Block *entry = init.addEntryBlock();
@@ -62,17 +62,20 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
                                       LLVM::ZeroOp::create(fb, loc, ptr));
   auto ifNull = scf::IfOp::create(fb, loc, TypeRange{i32}, isNull, true);
   fb.setInsertionPointToStart(&ifNull.getThenRegion().front());
-  scf::YieldOp::create(fb, loc,
-                       ValueRange{arith::ConstantIntOp::create(fb, loc, kNullPointer, 32)});
+  scf::YieldOp::create(
+      fb, loc,
+      ValueRange{arith::ConstantIntOp::create(fb, loc, kNullPointer, 32)});
   fb.setInsertionPointToStart(&ifNull.getElseRegion().front());
 
   auto fillTensor = [&](const ParamTensor &t, Value offset, Value stream) {
     Value at = LLVM::GEPOp::create(fb, loc, ptr, fb.getF32Type(), params,
                                    ValueRange{offset});
     Value kind = arith::ConstantIntOp::create(fb, loc, int32_t(t.init), 32);
-    Value param = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(t.initParam));
-    func::CallOp::create(fb, loc, fill,
-                         ValueRange{at, c64(t.numel()), kind, param, seed, stream});
+    Value param =
+        arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(t.initParam));
+    func::CallOp::create(
+        fb, loc, fill,
+        ValueRange{at, c64(t.numel()), kind, param, seed, stream});
   };
   int64_t stream = 0;
   for (const ParamTensor &t : layout.leading)
@@ -102,8 +105,8 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
   stream += perBlock * layout.depth;
   for (const ParamTensor &t : layout.trailing)
     fillTensor(t, c64(t.offset), c64(stream++));
-  scf::YieldOp::create(fb, loc,
-                       ValueRange{arith::ConstantIntOp::create(fb, loc, kOk, 32)});
+  scf::YieldOp::create(
+      fb, loc, ValueRange{arith::ConstantIntOp::create(fb, loc, kOk, 32)});
   fb.setInsertionPointAfter(ifNull);
   func::ReturnOp::create(fb, loc, ifNull.getResult(0));
 }

@@ -53,9 +53,9 @@ private:
   }
   RankedTensorType perHead(int64_t last) {
     int64_t heads = spec.model.nHeads;
-    return RankedTensorType::get({ShapedType::kDynamic, heads,
-                                  ShapedType::kDynamic, last},
-                                 b.getF32Type());
+    return RankedTensorType::get(
+        {ShapedType::kDynamic, heads, ShapedType::kDynamic, last},
+        b.getF32Type());
   }
 
   // Parameters.
@@ -140,13 +140,13 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
   scores = mlir::tfc::ScaleOp::create(b, loc, scores,
                                       b.getF64FloatAttr(1.0 / std::sqrt(dh)));
   if (causal)
-    scores = mlir::tfc::MaskOp::create(b, loc, scores,
-                                       mlir::tfc::MaskKind::causal);
+    scores =
+        mlir::tfc::MaskOp::create(b, loc, scores, mlir::tfc::MaskKind::causal);
   Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
   Value context =
       mlir::tfc::AttentionContextOp::create(b, loc, perHead(dh), probs, v);
-  Value merged = mlir::tfc::MergeHeadsOp::create(b, loc, activations(d),
-                                                 context);
+  Value merged =
+      mlir::tfc::MergeHeadsOp::create(b, loc, activations(d), context);
   return linear(merged, prefix + ".wo", d);
 }
 
@@ -196,12 +196,12 @@ Value ModelBuilder::embed(Value tokens) {
                                            globalParam("embed.tokens"));
   switch (spec.embedding->positions) {
   case PositionKind::Learned:
-    return mlir::tfc::AddPositionsOp::create(
-        b, loc, h.getType(), h, globalParam("embed.positions"),
-        mlir::tfc::PositionKind::learned);
+    return mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h,
+                                             globalParam("embed.positions"),
+                                             mlir::tfc::PositionKind::learned);
   case PositionKind::Sinusoidal:
-    return mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h, Value(),
-                                             mlir::tfc::PositionKind::sinusoidal);
+    return mlir::tfc::AddPositionsOp::create(
+        b, loc, h.getType(), h, Value(), mlir::tfc::PositionKind::sinusoidal);
   case PositionKind::None:
     return h;
   }
@@ -306,7 +306,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
 } // namespace
 
-OwningOpRef<ModuleOp> (::tfc::buildModel)(MLIRContext &context, const Spec &spec) {
+OwningOpRef<ModuleOp>(::tfc::buildModel)(MLIRContext &context,
+                                         const Spec &spec) {
   context.loadDialect<mlir::tfc::TfcDialect, func::FuncDialect,
                       arith::ArithDialect, scf::SCFDialect>();
   return ModelBuilder(context, spec).build();

@@ -87,15 +87,16 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout) {
   os << "};\n\n"
      << "/* Floats in the flat parameter buffer (and in its gradient). */\n"
      << "int64_t " << name << "_param_count(void);\n\n"
-     << "/* Bytes of workspace forward needs; -1 if a size is out of range. */\n"
+     << "/* Bytes of workspace forward needs; -1 if a size is out of range. "
+        "*/\n"
      << "int64_t " << name << "_workspace_size(int64_t batch, int64_t seq"
      << (spec.attention.cross ? ", int64_t enc_seq" : "") << ");\n\n"
-     << "/* The spec's initialisation; the same seed gives the same floats. */\n"
+     << "/* The spec's initialisation; the same seed gives the same floats. "
+        "*/\n"
      << "int32_t " << name << "_init(float *params, uint64_t seed);\n\n"
      << "/* Forward pass. workspace: 64-byte aligned, workspace_size bytes.\n"
      << " * rt may be NULL (single-threaded). Returns a tfc_status. */\n"
-     << "int32_t " << name << "_forward(" << forwardParameters(spec)
-     << ");\n\n"
+     << "int32_t " << name << "_forward(" << forwardParameters(spec) << ");\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }
@@ -107,12 +108,11 @@ std::string tfc::emitLayoutJson(const Spec &spec, const ParamLayout &layout) {
     llvm::json::Array shape;
     for (int64_t d : t.shape)
       shape.push_back(d);
-    tensors.push_back(llvm::json::Object{
-        {"name", t.name},
-        {"offset", t.offset},
-        {"shape", std::move(shape)},
-        {"init", initNames[int32_t(t.init)]},
-        {"init_param", double(t.initParam)}});
+    tensors.push_back(llvm::json::Object{{"name", t.name},
+                                         {"offset", t.offset},
+                                         {"shape", std::move(shape)},
+                                         {"init", initNames[int32_t(t.init)]},
+                                         {"init_param", double(t.initParam)}});
   }
   llvm::json::Object root{{"name", spec.name},
                           {"param_count", layout.total},

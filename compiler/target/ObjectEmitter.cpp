@@ -6,10 +6,10 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
@@ -23,8 +23,8 @@ tfc::createHostTargetMachine(const HostTarget &target, std::string &error) {
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!t)
     return nullptr;
-  std::string cpu = target.cpu.empty() ? llvm::sys::getHostCPUName().str()
-                                       : target.cpu;
+  std::string cpu =
+      target.cpu.empty() ? llvm::sys::getHostCPUName().str() : target.cpu;
   std::string features = target.features;
   if (features.empty() && target.cpu.empty()) {
     llvm::SubtargetFeatures host;
@@ -33,9 +33,9 @@ tfc::createHostTargetMachine(const HostTarget &target, std::string &error) {
     features = host.getString();
   }
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(t->createTargetMachine(
-      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      t->createTargetMachine(triple, cpu, features, options, llvm::Reloc::PIC_,
+                             std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     error = "cannot create a target machine for " + triple.str() + " " + cpu;
   return machine;
@@ -92,8 +92,9 @@ bool tfc::emitCode(llvm::Module &module, llvm::TargetMachine &machine,
                    CodeKind kind, llvm::raw_pwrite_stream &os,
                    std::string &error) {
   llvm::legacy::PassManager pm;
-  auto fileType = kind == CodeKind::Object ? llvm::CodeGenFileType::ObjectFile
-                                           : llvm::CodeGenFileType::AssemblyFile;
+  auto fileType = kind == CodeKind::Object
+                      ? llvm::CodeGenFileType::ObjectFile
+                      : llvm::CodeGenFileType::AssemblyFile;
   if (machine.addPassesToEmitFile(pm, os, nullptr, fileType)) {
     error = "the target cannot emit this kind of file";
     return false;

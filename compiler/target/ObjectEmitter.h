@@ -28,15 +28,15 @@ int64_t vectorWidthOf(const llvm::TargetMachine &machine);
 
 /// Translates an LLVM-dialect module to LLVM IR for `machine` and runs the
 /// -O3 module pipeline on it.
-std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
-                                                   llvm::LLVMContext &context,
-                                                   llvm::TargetMachine &machine);
+std::unique_ptr<llvm::Module>
+translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &machine);
 
 enum class CodeKind { Assembly, Object };
 
 /// Writes assembly or an ELF object for `module`.
-bool emitCode(llvm::Module &module, llvm::TargetMachine &machine,
-              CodeKind kind, llvm::raw_pwrite_stream &os, std::string &error);
+bool emitCode(llvm::Module &module, llvm::TargetMachine &machine, CodeKind kind,
+              llvm::raw_pwrite_stream &os, std::string &error);
 
 } // namespace tfc
 

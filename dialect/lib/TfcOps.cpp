@@ -31,13 +31,12 @@ static LogicalResult verifyVector(Operation *op, Value actual, StringRef what,
                                   int64_t expected, StringRef expectedWhat) {
   auto type = tensorType(actual);
   if (type.getRank() != 1)
-    return op->emitOpError() << what << " must have rank 1, got rank "
-                             << type.getRank();
-  if (!dimsAgree(type.getDimSize(0), expected))
     return op->emitOpError()
-           << what << " has " << dimStr(type.getDimSize(0))
-           << " elements, expected " << dimStr(expected) << " (" << expectedWhat
-           << ")";
+           << what << " must have rank 1, got rank " << type.getRank();
+  if (!dimsAgree(type.getDimSize(0), expected))
+    return op->emitOpError() << what << " has " << dimStr(type.getDimSize(0))
+                             << " elements, expected " << dimStr(expected)
+                             << " (" << expectedWhat << ")";
   return success();
 }
 
@@ -114,8 +113,8 @@ LogicalResult LinearOp::verify() {
            << input.getRank();
   if (result.getRank() != input.getRank())
     return emitOpError("result rank (")
-           << result.getRank() << ") must equal input rank ("
-           << input.getRank() << ")";
+           << result.getRank() << ") must equal input rank (" << input.getRank()
+           << ")";
   int64_t last = input.getRank() - 1;
   if (!dimsAgree(input.getDimSize(last), getInFeatures()))
     return emitOpError("input width (")
@@ -283,8 +282,8 @@ LogicalResult EmbeddingOp::verify() {
   int64_t width = getTable().getType().getDimSize(1);
   if (!dimsAgree(result.getDimSize(2), width))
     return emitOpError("result width (")
-           << dimStr(result.getDimSize(2)) << ") does not match the table width ("
-           << dimStr(width) << ")";
+           << dimStr(result.getDimSize(2))
+           << ") does not match the table width (" << dimStr(width) << ")";
   return success();
 }
 

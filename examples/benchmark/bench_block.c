@@ -52,9 +52,8 @@ static void gemm(int count, int m, int n, int k, const float *a, const float *b,
                  float *c, int transB) {
   for (int i = 0; i < count; ++i)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, a + (size_t)i * m * k, k,
-                b + (size_t)i * k * n, transB ? k : n, 0.0f,
-                c + (size_t)i * m * n, n);
+                m, n, k, 1.0f, a + (size_t)i * m * k, k, b + (size_t)i * k * n,
+                transB ? k : n, 0.0f, c + (size_t)i * m * n, n);
 }
 
 int main(int argc, char **argv) {

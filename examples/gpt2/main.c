@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
     targets[i] = (i + 1) % seq == 0 ? -1 : tokens[i + 1];
 
   t0 = seconds();
-  if (check(gpt2_forward(rt, params, tokens, targets, logits, &loss,
-                         workspace, batch, seq),
+  if (check(gpt2_forward(rt, params, tokens, targets, logits, &loss, workspace,
+                         batch, seq),
             "forward"))
     return 1;
   printf("forward: batch %lld x seq %lld on %d threads in %.1f ms "

@@ -58,8 +58,9 @@ cl::opt<Emit> emitKind(
 cl::opt<std::string> targetDevice("target",
                                   cl::desc("Device: cpu (default: the spec's)"),
                                   cl::init(""), cl::cat(tfcCategory));
-cl::opt<std::string> mcpu("mcpu", cl::desc("CPU name (default: the spec's, "
-                                           "else the host's)"),
+cl::opt<std::string> mcpu("mcpu",
+                          cl::desc("CPU name (default: the spec's, "
+                                   "else the host's)"),
                           cl::init(""), cl::cat(tfcCategory));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "

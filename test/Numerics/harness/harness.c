@@ -3,7 +3,8 @@
  * A generic driver for the numerics tests, compiled once per spec:
  *
  *   cc -O2 -I<runtime include> -I<dir with NAME.h> -DTFC_HEADER='"NAME.h"' \
- *      -DTFC_NAME=NAME -DTFC_UNAME=UPPER_NAME harness.c NAME.o -L<build/lib> -ltfc_runtime -lpthread -lm
+ *      -DTFC_NAME=NAME -DTFC_UNAME=UPPER_NAME harness.c NAME.o -L<build/lib>
+ *-ltfc_runtime -lpthread -lm
  *
  *   harness <dir> <batch> <seq> [enc_seq] [threads] [seed]
  *
@@ -109,8 +110,8 @@ static void write_header_info(void) {
     die("cannot write", path_of("header.txt"));
   fprintf(f, "name %s\n", STR(TFC_NAME));
   fprintf(f, "D_MODEL %lld\nN_HEADS %lld\nD_FF %lld\nDEPTH %lld\n",
-          (long long)D_MODEL, (long long)MACRO(_N_HEADS), (long long)MACRO(_D_FF),
-          (long long)MACRO(_DEPTH));
+          (long long)D_MODEL, (long long)MACRO(_N_HEADS),
+          (long long)MACRO(_D_FF), (long long)MACRO(_DEPTH));
   fprintf(f, "MAX_SEQ %lld\nMAX_BATCH %lld\nVOCAB %lld\n",
           (long long)MACRO(_MAX_SEQ), (long long)MACRO(_MAX_BATCH),
           (long long)VOCAB);
@@ -130,7 +131,8 @@ static void write_header_info(void) {
 
 int main(int argc, char **argv) {
   if (argc < 4 || argc > 7) {
-    fprintf(stderr, "usage: %s <dir> <batch> <seq> [enc_seq] [threads] [seed]\n",
+    fprintf(stderr,
+            "usage: %s <dir> <batch> <seq> [enc_seq] [threads] [seed]\n",
             argv[0]);
     return 1;
   }
