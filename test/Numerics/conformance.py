@@ -388,7 +388,8 @@ class Runner:
         name = cfg.name
 
         # 1. Compile, and the layout JSON.
-        rc, out = run([a.tfc, toml_path, "-o", os.path.join(sd, name + ".o")], a.timeout)
+        rc, out = run([a.tfc, toml_path, "-o", os.path.join(sd, name + ".o")] + a.tfc_arg,
+                      a.timeout)
         if rc != 0 or not os.path.exists(os.path.join(sd, name + ".h")):
             res.add(False, "compile", f"tfc exited {rc}" + tail(out))
             return
@@ -496,6 +497,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--tfc", default="tfc", help="the tfc executable")
+    ap.add_argument("--tfc-arg", action="append", default=[],
+                    help="an extra argument for tfc when it compiles (e.g. --mattr=+avx2)")
     ap.add_argument("--runtime-lib", required=True, help="directory of libtfc_runtime.a")
     ap.add_argument("--include", required=True, help="runtime include dir (tfc/runtime.h)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler (default $CC or cc)")
