@@ -4,6 +4,7 @@ import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
 
 config.name = "TFC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
@@ -31,7 +32,9 @@ llvm_config.with_environment("PATH", os.path.join(config.tfc_obj_root, "bin"),
 llvm_config.use_default_substitutions()
 
 tool_dirs = [os.path.join(config.tfc_obj_root, "bin"), config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["tfc", "tfc-opt"], tool_dirs)
+# `tfc` must not be substituted inside `--emit=tfc`: '=' may not precede it.
+llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt"],
+                                   tool_dirs)
 
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).
 if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:

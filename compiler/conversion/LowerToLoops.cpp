@@ -449,6 +449,22 @@ LogicalResult ModelLowering::lowerDepthLoop(Lowering &l, scf::ForOp loop) {
   return success();
 }
 
+/// The attributes the lowering reads, with the types it reads them as.
+LogicalResult verifyModelAttributes(func::FuncOp model) {
+  if (!model->getAttrOfType<StringAttr>("tfc.model"))
+    return model.emitOpError("tfc.model must be a string (the model's name)");
+  for (StringRef name : {"tfc.max_batch", "tfc.max_seq", "tfc.param_count"})
+    if (!model->getAttrOfType<IntegerAttr>(name))
+      return model.emitOpError("a tfc.model function needs an integer ")
+             << name;
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    if (roleOf(model.getArgAttrsAttr(), i) == "tokens" &&
+        !model->getAttrOfType<IntegerAttr>("tfc.vocab"))
+      return model.emitOpError(
+          "a tfc.model function with token ids needs an integer tfc.vocab");
+  return success();
+}
+
 struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
   using Base::Base;
 
@@ -459,12 +475,8 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
       if (func->hasAttr("tfc.model"))
         models.push_back(func);
     for (func::FuncOp model : models) {
-      if (!model->hasAttr("tfc.max_batch") || !model->hasAttr("tfc.max_seq") ||
-          !model->hasAttr("tfc.param_count")) {
-        model.emitOpError("a tfc.model function needs tfc.max_batch, "
-                          "tfc.max_seq and tfc.param_count");
+      if (failed(verifyModelAttributes(model)))
         return signalPassFailure();
-      }
       OpBuilder mb(model);
       ModelLowering forward(model, vectorWidth);
       ModelLowering size(model, vectorWidth);

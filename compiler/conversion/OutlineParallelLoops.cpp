@@ -69,9 +69,18 @@ private:
 
 LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   auto parent = loop->getParentOfType<func::FuncOp>();
-  if (!parent || !parent->hasAttr("tfc.runtime_handle"))
+  if (!parent || !parent->hasAttr("tfc.runtime_handle") ||
+      parent.getNumArguments() == 0 ||
+      !isa<LLVM::LLVMPointerType>(parent.getArgument(0).getType()))
     return loop.emitOpError("must be inside a function whose first argument "
-                            "is the tfc runtime handle");
+                            "is the tfc runtime handle (!llvm.ptr)");
+  if (loop.getNumResults() != 0)
+    return loop.emitOpError("reductions are not supported; reduce after "
+                            "the loop");
+  // A nested loop's context struct would be shared by the outer loop's
+  // threads.
+  if (loop->getParentOfType<scf::ParallelOp>())
+    return loop.emitOpError("nested parallel loops are not supported");
   if (loop.getNumLoops() != 1 ||
       !matchPattern(loop.getLowerBound()[0], m_Zero()) ||
       !matchPattern(loop.getStep()[0], m_One()))
@@ -104,6 +113,9 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   mb.setInsertionPointAfter(parent);
   auto body = func::FuncOp::create(mb, loc, bodyName, bodyType(ctx));
   body.setPrivate();
+  // Local to the object: only the ABI functions are exported.
+  body->setAttr("llvm.linkage",
+                LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
   Block *entry = body.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   IRMapping mapping;

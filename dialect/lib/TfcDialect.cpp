@@ -10,6 +10,7 @@ using namespace mlir::tfc;
 
 #include "tfc/Dialect/TfcDialect.cpp.inc"
 #include "tfc/Dialect/TfcEnums.cpp.inc"
+#include "tfc/Dialect/TfcInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "tfc/Dialect/TfcAttrs.cpp.inc"

@@ -70,23 +70,25 @@ LogicalResult ParamOp::verify() {
   RankedTensorType type = getResult().getType();
   if (!type.hasStaticShape())
     return emitOpError("result must have a static shape");
-  if (getOffset() < 0)
-    return emitOpError("offset must be non-negative, got ") << getOffset();
+  // The accessors return unsigned values; the attributes are signed.
+  int64_t offset = getOffsetAttr().getInt();
+  int64_t layerStride = getLayerStrideAttr().getInt();
+  if (offset < 0)
+    return emitOpError("offset must be non-negative, got ") << offset;
   int64_t numel = type.getNumElements();
   if (getLayer()) {
-    if (getLayerStride() < numel)
+    if (layerStride < numel)
       return emitOpError("layer_stride (")
-             << getLayerStride()
-             << ") must be at least the tensor's element count (" << numel
-             << ")";
-  } else if (getLayerStride() != 0) {
+             << layerStride << ") must be at least the tensor's element count ("
+             << numel << ")";
+  } else if (layerStride != 0) {
     return emitOpError("layer_stride needs a layer index");
   }
   int64_t bufferSize = getParams().getType().getDimSize(0);
   if (!ShapedType::isDynamic(bufferSize) && !getLayer() &&
-      getOffset() + numel > bufferSize)
+      offset + numel > bufferSize)
     return emitOpError("parameter [")
-           << getOffset() << ", " << getOffset() + numel
+           << offset << ", " << offset + numel
            << ") exceeds the parameter buffer of " << bufferSize << " floats";
   return success();
 }
@@ -321,6 +323,95 @@ LogicalResult CrossEntropyOp::verify() {
     return failure();
   return verifyLeadingDims(*this, getTargets().getType(), "targets",
                            getLogits().getType(), "logits", 2);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamGradOp::verify() {
+  RankedTensorType type = getGrad().getType();
+  if (!type.hasStaticShape())
+    return emitOpError("gradient must have a static shape");
+  int64_t offset = getOffsetAttr().getInt();
+  int64_t layerStride = getLayerStrideAttr().getInt();
+  if (offset < 0)
+    return emitOpError("offset must be non-negative, got ") << offset;
+  if (getLayer() && layerStride < type.getNumElements())
+    return emitOpError("layer_stride (")
+           << layerStride << ") must be at least the gradient's element count ("
+           << type.getNumElements() << ")";
+  if (!getLayer() && layerStride != 0)
+    return emitOpError("layer_stride needs a layer index");
+  return success();
+}
+
+LogicalResult LinearWeightGradOp::verify() {
+  auto input = getInput().getType(), grad = getGrad().getType();
+  auto result = getResult().getType();
+  if (input.getRank() < 2 || grad.getRank() != input.getRank())
+    return emitOpError("input and grad must have the same rank >= 2");
+  if (failed(verifyRank(*this, getResult(), "result", 2)))
+    return failure();
+  int64_t in = input.getShape().back(), out = grad.getShape().back();
+  int64_t rows = getTransposeWeight() ? out : in;
+  int64_t cols = getTransposeWeight() ? in : out;
+  if (!dimsAgree(result.getDimSize(0), rows) ||
+      !dimsAgree(result.getDimSize(1), cols))
+    return emitOpError("result must be [")
+           << dimStr(rows) << ", " << dimStr(cols) << "], got ["
+           << dimStr(result.getDimSize(0)) << ", "
+           << dimStr(result.getDimSize(1)) << "]";
+  return verifyLeadingDims(*this, grad, "grad", input, "input",
+                           input.getRank() - 1);
+}
+
+LogicalResult ReduceRowsOp::verify() {
+  int64_t width = getInput().getType().getShape().back();
+  return verifyVector(*this, getResult(), "result", width, "the input width");
+}
+
+LogicalResult BatchMatmulOp::verify() {
+  if (failed(verifyPerHead(*this, {getLhs(), getRhs(), getResult()},
+                           {"lhs", "rhs", "result"})))
+    return failure();
+  auto a = getLhs().getType(), b = getRhs().getType();
+  auto r = getResult().getType();
+  int64_t m = a.getDimSize(getTransposeA() ? 3 : 2);
+  int64_t ka = a.getDimSize(getTransposeA() ? 2 : 3);
+  int64_t kb = b.getDimSize(getTransposeB() ? 3 : 2);
+  int64_t n = b.getDimSize(getTransposeB() ? 2 : 3);
+  if (!dimsAgree(ka, kb))
+    return emitOpError("contraction sizes differ: ")
+           << dimStr(ka) << " and " << dimStr(kb);
+  if (!dimsAgree(r.getDimSize(2), m) || !dimsAgree(r.getDimSize(3), n))
+    return emitOpError("result must be [batch, heads, ")
+           << dimStr(m) << ", " << dimStr(n) << "]";
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyRank(*this, getResult(), "result", 2)) ||
+      failed(verifyRank(*this, getGrad(), "grad", 3)))
+    return failure();
+  auto r = getResult().getType();
+  if (!r.hasStaticShape())
+    return emitOpError("result must have a static [vocab, d] shape");
+  if (!dimsAgree(r.getDimSize(1), getGrad().getType().getDimSize(2)))
+    return emitOpError("result width does not match the gradient width");
+  return success();
+}
+
+LogicalResult PositionsGradOp::verify() {
+  if (failed(verifyRank(*this, getResult(), "result", 2)) ||
+      failed(verifyRank(*this, getGrad(), "grad", 3)))
+    return failure();
+  auto r = getResult().getType();
+  if (!r.hasStaticShape())
+    return emitOpError("result must have a static [max_seq, d] shape");
+  if (!dimsAgree(r.getDimSize(1), getGrad().getType().getDimSize(2)))
+    return emitOpError("result width does not match the gradient width");
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -32,7 +32,7 @@ func.func @lm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         llvm.return %{{.*}} : i32
 // The outlined bodies take (ctx, begin, end); the micro-kernel's FMAs are
 // 8-lane vectors.
-// CHECK:       llvm.func @lm_forward_par{{[0-9]+}}(%{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64)
+// CHECK:       llvm.func internal @lm_forward_par{{[0-9]+}}(%{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64)
 // CHECK:         llvm.intr.fmuladd(%{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-LABEL: llvm.func @lm_workspace_size(
 // CHECK-SAME:      %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) -> i64

@@ -1,7 +1,7 @@
 // RUN: tfc-opt %s -split-input-file -tfc-lower-to-loops -verify-diagnostics
 // What tfc-lower-to-loops rejects, with the reason.
 
-// expected-error @+1 {{'func.func' op a tfc.model function needs tfc.max_batch, tfc.max_seq and tfc.param_count}}
+// expected-error @+1 {{'func.func' op a tfc.model function needs an integer tfc.max_seq}}
 func.func @no_max_seq(%params: tensor<?xf32> {tfc.role = "params"},
                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
     -> (tensor<?x?x8xf32> {tfc.role = "y"})
@@ -13,7 +13,7 @@ func.func @no_max_seq(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// expected-error @+1 {{'func.func' op a tfc.model function needs tfc.max_batch, tfc.max_seq and tfc.param_count}}
+// expected-error @+1 {{'func.func' op a tfc.model function needs an integer tfc.param_count}}
 func.func @no_param_count(%params: tensor<?xf32> {tfc.role = "params"},
                           %x: tensor<?x?x8xf32> {tfc.role = "x"})
     -> (tensor<?x?x8xf32> {tfc.role = "y"})
@@ -63,4 +63,28 @@ func.func @two_carried(%params: tensor<?xf32> {tfc.role = "params"},
     scf.yield %h, %g : tensor<?x?x8xf32>, tensor<?x?x8xf32>
   }
   return %r#0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op tfc.model must be a string (the model's name)}}
+func.func @unnamed(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}) -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model, tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.model function needs an integer tfc.max_batch}}
+func.func @string_batch(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}) -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = "4", tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.model function with token ids needs an integer tfc.vocab}}
+func.func @no_vocab(%p: tensor<?xf32> {tfc.role = "params"}, %t: tensor<?x?xi32> {tfc.role = "tokens"}) -> (tensor<?x?xi32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
+  return %t : tensor<?x?xi32>
 }

@@ -44,7 +44,8 @@ func.func @scale(%rt: !llvm.ptr, %buf: memref<?xf32>, %n: index, %off: index)
 // The body: constants are rematerialised, captures loaded back from the
 // struct, and the loop runs over [begin, end).
 // CHECK-LABEL: func.func private @scale_par0(
-// CHECK-SAME:      %[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) {
+// CHECK-SAME:      %[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index)
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>} {
 // CHECK:         %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK:         %[[F0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
 // CHECK-NEXT:    %[[OFF64:.*]] = llvm.load %[[F0]] : !llvm.ptr -> i64

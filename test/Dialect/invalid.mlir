@@ -642,3 +642,19 @@ func.func @cross_entropy_loss_not_scalar(%l: tensor<?x?x64xf32>, %t: tensor<?x?x
   %0 = tfc.cross_entropy %l, %t : (tensor<?x?x64xf32>, tensor<?x?xi32>) -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }
+
+// -----
+
+func.func @param_negative_offset(%p: tensor<?xf32>) {
+  // expected-error @+1 {{'tfc.param' op offset must be non-negative, got -1}}
+  %0 = tfc.param %p {name = "w", offset = -1 : i64} : tensor<?xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_negative_stride(%p: tensor<?xf32>, %l: index) {
+  // expected-error @+1 {{'tfc.param' op layer_stride (-5) must be at least the tensor's element count (4)}}
+  %0 = tfc.param %p[%l] {name = "w", offset = 0 : i64, layer_stride = -5 : i64} : tensor<?xf32> -> tensor<4xf32>
+  return
+}

@@ -6,6 +6,7 @@
 
 #include "conversion/Passes.h"
 #include "tfc/Dialect/TfcDialect.h"
+#include "transforms/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfc::registerConversionPasses();
+  mlir::tfc::registerTransformsPasses();
   mlir::tfc::registerCpuPipeline();
 
   mlir::DialectRegistry registry;

@@ -122,6 +122,134 @@ void tfc_rt_fill_range(float *data, int64_t begin, int64_t end,
                        int32_t init_kind, float param, uint64_t seed,
                        uint64_t stream);
 
+/* ---- Training utilities ------------------------------------------------ *
+ * Optimisers, learning-rate schedules and gradient norms over the flat f32
+ * buffers. The gradient buffer has the layout of the parameter buffer, so
+ * the generated NAME_tensors table describes both. Status-returning calls
+ * check their pointers first (TFC_ERR_NULL_POINTER), then their numbers
+ * (TFC_ERR_BAD_ARGUMENT, NaN included), and write nothing on an error. */
+
+/* Adam / AdamW hyper-parameters, with PyTorch's meaning:
+ *   decoupled = 0: torch.optim.Adam; weight_decay adds an L2 term to the
+ *                  gradient, g' = g + weight_decay * p.
+ *   decoupled = 1: torch.optim.AdamW; p *= 1 - lr * weight_decay before the
+ *                  Adam update (lr = the scheduled lr passed to the step).
+ * Valid: lr >= 0 and finite (the base rate; schedules scale it), beta1 and
+ * beta2 in [0, 1), eps > 0 and finite, weight_decay >= 0 and finite,
+ * decoupled 0 or 1. */
+typedef struct tfc_adam_config {
+  float lr;
+  float beta1;
+  float beta2;
+  float eps;
+  float weight_decay;
+  int32_t decoupled;
+} tfc_adam_config;
+
+/* PyTorch's Adam defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight
+ * decay 0, not decoupled. Does nothing when cfg is NULL. */
+void tfc_adam_defaults(tfc_adam_config *cfg);
+
+/* Zeroes the n-float moment buffers m and v (the state of step 1).
+ * TFC_ERR_NULL_POINTER for a NULL buffer, TFC_ERR_BAD_ARGUMENT for n < 0. */
+int32_t tfc_adam_state_init(float *m, float *v, int64_t n);
+
+/* One Adam(W) step over n floats, in place on params, m and v; grads is
+ * only read. `step` is 1-based (the first update is step 1) and `lr` is the
+ * rate for this step (e.g. a schedule applied to cfg->lr). With t = step,
+ * per element, in PyTorch's order of operations (torch 1.13 / 2.x
+ * _single_tensor_adam, f32 arithmetic, scalars computed in double and
+ * rounded to f32 once):
+ *   if decoupled:          p = p * (float)(1 - lr * wd)
+ *   else if wd != 0:       g = g + wd * p
+ *   m = m * beta1 + (float)(1 - beta1) * g
+ *   v = v * beta2 + (float)(1 - beta2) * g * g
+ *   bc1 = 1 - beta1^t,  bc2 = 1 - beta2^t                       (double)
+ *   denom = sqrt(v) / (float)sqrt(bc2) + eps
+ *   p = p - (float)(lr / bc1) * (m / denom)
+ * which is p -= lr * m_hat / (sqrt(v_hat) + eps) with m_hat = m / bc1 and
+ * v_hat = v / bc2. The buffers must not overlap.
+ * Errors: TFC_ERR_NULL_POINTER for a NULL cfg / params / grads / m / v;
+ * TFC_ERR_BAD_ARGUMENT for an invalid cfg (see tfc_adam_config), lr < 0 or
+ * not finite, step < 1 or n < 0. n == 0 does nothing. */
+int32_t tfc_adam_step(const tfc_adam_config *cfg, float lr, int64_t step,
+                      float *params, const float *grads, float *m, float *v,
+                      int64_t n);
+
+/* tfc_adam_step with the elements split over rt's thread pool (rt may be
+ * NULL: serial). The update is elementwise, so the result is bit-identical
+ * to tfc_adam_step for any thread count. Same errors. */
+int32_t tfc_adam_step_rt(tfc_runtime *rt, const tfc_adam_config *cfg, float lr,
+                         int64_t step, float *params, const float *grads,
+                         float *m, float *v, int64_t n);
+
+/* Linear warm-up (step is 1-based; computed in double, rounded once):
+ *   warmup_steps <= 0:        base_lr
+ *   otherwise:                base_lr * min(1, max(step, 0) / warmup_steps)
+ * so step 1 gets base_lr / warmup_steps and steps >= warmup_steps get
+ * base_lr. */
+float tfc_lr_linear_warmup(float base_lr, int64_t step, int64_t warmup_steps);
+
+/* Linear warm-up, then cosine decay from base_lr to min_lr (1-based step,
+ * W = max(warmup_steps, 0), T = total_steps; double, rounded once):
+ *   step < W:            base_lr * max(step, 0) / W        (the warm-up)
+ *   step >= T:           min_lr                            (constant after)
+ *   otherwise:           min_lr + 0.5 * (base_lr - min_lr)
+ *                                * (1 + cos(pi * (step - W) / (T - W)))
+ * i.e. base_lr at step W (with W == 0, step 1 already has the first
+ * cosine value below base_lr), min_lr at step T and after. T <= W means no
+ * decay: min_lr from step W on. With min_lr = 0 and 0 <= step <= T this is
+ * the multiplier of Hugging Face's get_cosine_schedule_with_warmup at the
+ * same step number (which, called after each update, gives the first update
+ * the multiplier of step 0; here the first update is step 1). */
+float tfc_lr_cosine(float base_lr, int64_t step, int64_t warmup_steps,
+                    int64_t total_steps, float min_lr);
+
+/* The global L2 norm sqrt(sum g[i]^2), each square and the sum in double,
+ * summed in index order (deterministic; no overflow for any f32 input).
+ * 0 for n == 0; -1 for grads == NULL with n > 0 or for n < 0. A NaN or Inf
+ * element gives a NaN or Inf norm. */
+double tfc_grad_norm(const float *grads, int64_t n);
+
+/* PyTorch's clip_grad_norm_ on one buffer: norm = tfc_grad_norm(grads, n),
+ * coef = max_norm / (norm + 1e-6) (double); if coef < 1 every element is
+ * multiplied by (float)coef, else nothing changes. So grads at or below
+ * max_norm - 1e-6 are untouched, and larger ones end with norm just under
+ * max_norm. A non-finite norm leaves grads unchanged (check *norm_before;
+ * tfc_first_nonfinite finds the culprit). *norm_before receives the
+ * pre-clip norm (as float) unless norm_before is NULL.
+ * Errors: TFC_ERR_NULL_POINTER for grads == NULL, TFC_ERR_BAD_ARGUMENT for
+ * n < 0 or max_norm < 0 or NaN. */
+int32_t tfc_clip_grad_norm(float *grads, int64_t n, float max_norm,
+                           float *norm_before);
+
+/* norms_out[i] = tfc_grad_norm(grads + table[i].offset, table[i].numel) for
+ * each of the num_tensors entries (same summation order).
+ * Errors: TFC_ERR_NULL_POINTER for a NULL grads / table / norms_out,
+ * TFC_ERR_BAD_ARGUMENT for num_tensors < 0 or an entry with a negative
+ * offset or numel (checked before anything is written). */
+int32_t tfc_tensor_grad_norms(const float *grads, const tfc_param_info *table,
+                              int64_t num_tensors, double *norms_out);
+
+/* The index of the first entry whose name equals `name` (strcmp), or -1
+ * when there is none, when table or name is NULL or num_tensors <= 0.
+ * Entries with a NULL name never match. */
+int64_t tfc_find_tensor(const tfc_param_info *table, int64_t num_tensors,
+                        const char *name);
+
+/* Finds the first NaN or +-Inf, scanning the tensors in table order and
+ * each tensor in index order: *tensor_index is the table index and
+ * *element_index the index inside that tensor (the flat index is
+ * table[*tensor_index].offset + *element_index). Both are -1 when every
+ * element is finite. Works on any buffer with the parameter layout
+ * (params, grads, Adam moments).
+ * Errors: TFC_ERR_NULL_POINTER for a NULL data / table / tensor_index /
+ * element_index, TFC_ERR_BAD_ARGUMENT for num_tensors < 0 or an entry with
+ * a negative offset or numel. */
+int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
+                            int64_t num_tensors, int64_t *tensor_index,
+                            int64_t *element_index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,11 +70,17 @@ int main(void) {
   printf("batch 0 and misaligned: %d\n",
          small_forward(rt1, params, x, y, ws + 4, 0, S));
 
-  /* A valid call writes every output. */
+  /* A valid call writes every output, and nothing past the workspace size
+   * it asked for (the 64 spare bytes hold a canary). */
   for (int i = 0; i < N; ++i)
     y[i] = NAN;
+  memset(ws + size, 0xA5, bytes - (size_t)size);
   int32_t status = small_forward(rt2, params, x, y, ws, B, S);
   printf("forward: %d (%s)\n", status, tfc_status_string(status));
+  int intact = 1;
+  for (size_t i = (size_t)size; i < bytes; ++i)
+    intact &= (unsigned char)ws[i] == 0xA5;
+  printf("past the workspace untouched: %d\n", intact);
   double sum = 0.0, squares = 0.0;
   for (int i = 0; i < N; ++i) {
     sum += y[i];

@@ -15,8 +15,11 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "tfc/Dialect/TfcGradient.h"
+
 #include "tfc/Dialect/TfcDialect.h.inc"
 #include "tfc/Dialect/TfcEnums.h.inc"
+#include "tfc/Dialect/TfcInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "tfc/Dialect/TfcAttrs.h.inc"

@@ -12,6 +12,7 @@
 
 include "tfc/Dialect/TfcDialect.td"
 include "tfc/Dialect/TfcEnums.td"
+include "tfc/Dialect/TfcInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
@@ -24,7 +25,7 @@ def Tfc_TokenTensor : RankedTensorOf<[I32]>;
 // Parameters
 //===----------------------------------------------------------------------===//
 
-def Tfc_ParamOp : Tfc_Op<"param", [Pure]> {
+def Tfc_ParamOp : Tfc_Op<"param", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "a parameter tensor read from the flat parameter buffer";
   let description = [{
     Views `numel(result)` floats of the flat buffer `params` starting at
@@ -52,7 +53,7 @@ def Tfc_ParamOp : Tfc_Op<"param", [Pure]> {
 // Linear layers and norms
 //===----------------------------------------------------------------------===//
 
-def Tfc_LinearOp : Tfc_Op<"linear", [Pure]> {
+def Tfc_LinearOp : Tfc_Op<"linear", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "x @ W (+ b) over the last axis";
   let description = [{
     `result[..., n] = sum_k input[..., k] * W[k, n] + bias[n]`. The weight is
@@ -74,7 +75,7 @@ def Tfc_LinearOp : Tfc_Op<"linear", [Pure]> {
   }];
 }
 
-def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure]> {
+def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis";
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
                        1DTensorOf<[F32]>:$beta, F64Attr:$epsilon);
@@ -85,7 +86,7 @@ def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_RMSNormOp : Tfc_Op<"rms_norm", [Pure]> {
+def Tfc_RMSNormOp : Tfc_Op<"rms_norm", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "x / sqrt(mean(x^2) + eps) * gamma over the last axis";
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
                        F64Attr:$epsilon);
@@ -100,7 +101,7 @@ def Tfc_RMSNormOp : Tfc_Op<"rms_norm", [Pure]> {
 // Attention's pieces
 //===----------------------------------------------------------------------===//
 
-def Tfc_SplitHeadsOp : Tfc_Op<"split_heads", [Pure]> {
+def Tfc_SplitHeadsOp : Tfc_Op<"split_heads", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "[batch, seq, heads*dh] -> [batch, heads, seq, dh]";
   let arguments = (ins Tfc_F32Tensor:$input);
   let results = (outs Tfc_F32Tensor:$result);
@@ -108,7 +109,7 @@ def Tfc_SplitHeadsOp : Tfc_Op<"split_heads", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_MergeHeadsOp : Tfc_Op<"merge_heads", [Pure]> {
+def Tfc_MergeHeadsOp : Tfc_Op<"merge_heads", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "[batch, heads, seq, dh] -> [batch, seq, heads*dh]";
   let arguments = (ins Tfc_F32Tensor:$input);
   let results = (outs Tfc_F32Tensor:$result);
@@ -116,7 +117,7 @@ def Tfc_MergeHeadsOp : Tfc_Op<"merge_heads", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure]> {
+def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "Q K^T per head: [b, h, s, dh] x [b, h, t, dh] -> [b, h, s, t]";
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key);
   let results = (outs Tfc_F32Tensor:$result);
@@ -126,14 +127,14 @@ def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_ScaleOp : Tfc_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Tfc_ScaleOp : Tfc_Op<"scale", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "multiplies every element by a constant";
   let arguments = (ins Tfc_F32Tensor:$input, F64Attr:$factor);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
 }
 
-def Tfc_MaskOp : Tfc_Op<"mask", [Pure, SameOperandsAndResultType]> {
+def Tfc_MaskOp : Tfc_Op<"mask", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "masks attention scores [b, h, s, t]";
   let description = [{
     `causal` sets `scores[..., i, j] = -inf` where `j > i`; `bidirectional`
@@ -145,14 +146,14 @@ def Tfc_MaskOp : Tfc_Op<"mask", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Tfc_SoftmaxOp : Tfc_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Tfc_SoftmaxOp : Tfc_Op<"softmax", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "softmax over the last axis";
   let arguments = (ins Tfc_F32Tensor:$input);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tfc_AttentionContextOp : Tfc_Op<"attention_context", [Pure]> {
+def Tfc_AttentionContextOp : Tfc_Op<"attention_context", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "P V per head: [b, h, s, t] x [b, h, t, dh] -> [b, h, s, dh]";
   let arguments = (ins Tfc_F32Tensor:$probs, Tfc_F32Tensor:$value);
   let results = (outs Tfc_F32Tensor:$result);
@@ -166,14 +167,14 @@ def Tfc_AttentionContextOp : Tfc_Op<"attention_context", [Pure]> {
 // Pointwise
 //===----------------------------------------------------------------------===//
 
-def Tfc_ActivationOp : Tfc_Op<"activation", [Pure, SameOperandsAndResultType]> {
+def Tfc_ActivationOp : Tfc_Op<"activation", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "a pointwise activation";
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_ActivationKindAttr:$kind);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = "qualified($kind) $input attr-dict `:` type($input)";
 }
 
-def Tfc_GLUOp : Tfc_Op<"glu", [Pure, SameOperandsAndResultType]> {
+def Tfc_GLUOp : Tfc_Op<"glu", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "gated unit: act(gate) * up";
   let arguments = (ins Tfc_F32Tensor:$gate, Tfc_F32Tensor:$up,
                        Tfc_ActivationKindAttr:$kind);
@@ -184,7 +185,7 @@ def Tfc_GLUOp : Tfc_Op<"glu", [Pure, SameOperandsAndResultType]> {
 }
 
 def Tfc_ResidualAddOp
-    : Tfc_Op<"residual_add", [Pure, SameOperandsAndResultType]> {
+    : Tfc_Op<"residual_add", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "alpha * residual + branch";
   let description = [{
     Closes a sub-layer. `alpha` is 1 except under DeepNorm, which scales the
@@ -200,7 +201,7 @@ def Tfc_ResidualAddOp
 // Embedding, positions, loss
 //===----------------------------------------------------------------------===//
 
-def Tfc_EmbeddingOp : Tfc_Op<"embedding", [Pure]> {
+def Tfc_EmbeddingOp : Tfc_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "table[tokens]: [b, s] i32 x [vocab, d] -> [b, s, d]";
   let description = [{
     The generated entry point rejects token ids outside `[0, vocab)` before
@@ -214,7 +215,7 @@ def Tfc_EmbeddingOp : Tfc_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure]> {
+def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "adds a position encoding to [b, s, d]";
   let description = [{
     `learned` adds rows `0..s-1` of `table` ([max_seq, d]); `sinusoidal` adds
@@ -229,7 +230,7 @@ def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure]> {
+def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "mean cross-entropy of logits [b, s, v] against targets [b, s]";
   let description = [{
     Targets < 0 are ignored; the mean is over the others, and 0 when there
@@ -242,5 +243,7 @@ def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+include "tfc/Dialect/TfcGradOps.td"
 
 #endif // TFC_OPS_TD

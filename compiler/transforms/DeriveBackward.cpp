@@ -1,0 +1,338 @@
+//===- DeriveBackward.cpp - Reverse-mode autodiff of tfc models -*- C++ -*-===//
+//
+// Builds `@NAME_grad` from the `tfc.model` function `@NAME` (Passes.td has
+// the shape of both). The model body is straight-line tfc ops around one
+// depth loop; the derivative walks it backwards, asking each op's
+// GradientOpInterface for the chain rule. Nothing here knows a specific op:
+// a new differentiable op only implements the interface.
+//
+//===----------------------------------------------------------------------===//
+
+#include "transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCDERIVEBACKWARD
+#include "transforms/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+StringRef roleOf(func::FuncOp func, unsigned arg) {
+  auto role = func.getArgAttrOfType<StringAttr>(arg, "tfc.role");
+  return role ? role.getValue() : "";
+}
+
+StringRef resultRoleOf(func::FuncOp func, unsigned result) {
+  auto role = func.getResultAttrOfType<StringAttr>(result, "tfc.role");
+  return role ? role.getValue() : "";
+}
+
+/// Backward-side state for one scope: the top level of the function, or the
+/// body of the reversed depth loop (where values are per layer).
+struct Scope {
+  Value layer; // Backward-side layer index; null at the top level.
+  llvm::DenseMap<Value, Value> primals; // Forward value -> backward value.
+};
+
+class BackwardBuilder : public GradientContext {
+public:
+  BackwardBuilder(func::FuncOp forward) : forward(forward), b(forward) {}
+
+  LogicalResult build();
+
+  // GradientContext.
+  Value primal(Value value) override;
+  Value resultGrad(unsigned index) override;
+  void addGrad(Value value, Value grad) override;
+  void addParamGrad(ParamOp param, Value grad) override;
+
+private:
+  LogicalResult reverseOps(Block &block);
+  LogicalResult reverseLoop(scf::ForOp loop);
+  int64_t slotFor(Value value);
+  Location loc() { return forward.getLoc(); }
+
+  func::FuncOp forward;
+  OpBuilder b;
+  Value params;  // Backward argument: the parameters.
+  Value dParams; // The current version of the d_params tensor.
+  Scope *scope = nullptr;
+  Operation *current = nullptr; // The op being differentiated.
+  llvm::DenseMap<Value, Value> grads;
+  llvm::DenseMap<Value, int64_t> slots;
+  int64_t nextSlot = 0;
+  StringRef lossRole;
+};
+
+/// A forward value a gradient rule reads is saved by forward in a slot; the
+/// mark sits on what defines it (op, function argument, or loop iter arg).
+int64_t BackwardBuilder::slotFor(Value value) {
+  auto it = slots.find(value);
+  if (it != slots.end())
+    return it->second;
+  int64_t slot = nextSlot++;
+  slots[value] = slot;
+  Builder attrs(forward.getContext());
+  IntegerAttr attr = attrs.getI64IntegerAttr(slot);
+  if (Operation *def = value.getDefiningOp()) {
+    def->setAttr("tfc.save", attr);
+  } else {
+    auto arg = cast<BlockArgument>(value);
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto func = dyn_cast<func::FuncOp>(owner))
+      func.setArgAttr(arg.getArgNumber(), "tfc.save", attr);
+    else
+      owner->setAttr("tfc.save_iter_arg", attr);
+  }
+  return slot;
+}
+
+Value BackwardBuilder::primal(Value value) {
+  if (Value known = scope->primals.lookup(value))
+    return known;
+  Value result;
+  if (auto param = value.getDefiningOp<ParamOp>()) {
+    Value layer = param.getLayer() ? scope->layer : Value();
+    result = ParamOp::create(b, loc(), param.getType(), params, layer,
+                             param.getNameAttr(), param.getOffsetAttr(),
+                             param.getLayerStrideAttr());
+  } else if (auto constant = value.getDefiningOp<arith::ConstantOp>()) {
+    result = b.clone(*constant)->getResult(0);
+  } else {
+    // A forward value inside the loop is read at the current layer.
+    bool perLayer = value.getParentRegion() != &forward.getBody();
+    result = SavedOp::create(b, loc(), value.getType(),
+                             b.getI64IntegerAttr(slotFor(value)),
+                             perLayer ? scope->layer : Value());
+  }
+  scope->primals[value] = result;
+  return result;
+}
+
+Value BackwardBuilder::resultGrad(unsigned index) {
+  return grads.lookup(current->getResult(index));
+}
+
+void BackwardBuilder::addGrad(Value value, Value grad) {
+  Value &slot = grads[value];
+  slot = slot ? AddOp::create(b, loc(), slot, grad).getResult() : grad;
+}
+
+void BackwardBuilder::addParamGrad(ParamOp param, Value grad) {
+  Value layer = param.getLayer() ? scope->layer : Value();
+  dParams =
+      ParamGradOp::create(b, loc(), dParams, layer, grad, param.getOffsetAttr(),
+                          param.getLayerStrideAttr());
+}
+
+LogicalResult BackwardBuilder::reverseOps(Block &block) {
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (failed(reverseLoop(loop)))
+        return failure();
+      continue;
+    }
+    if (isa<arith::ConstantOp, ParamOp>(op))
+      continue;
+    bool needed =
+        llvm::any_of(op.getResults(), [&](Value r) { return grads.count(r); });
+    if (!needed)
+      continue;
+    auto differentiable = dyn_cast<GradientOpInterface>(op);
+    if (!differentiable)
+      return op.emitOpError("has no gradient rule (GradientOpInterface)");
+    current = &op;
+    if (failed(differentiable.buildGradients(b, *this)))
+      return failure();
+  }
+  return success();
+}
+
+/// The depth loop reversed: layer i = depth - 1 - j; carries the gradient of
+/// the residual stream and the d_params tensor.
+LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1)
+    return loop.emitOpError("the depth loop must carry exactly one tensor");
+  Value dOut = grads.lookup(loop.getResult(0));
+  if (!dOut)
+    return success();
+  Value lower = primal(loop.getLowerBound());
+  Value upper = primal(loop.getUpperBound());
+  Value step = primal(loop.getStep());
+  Block &body = *loop.getBody();
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+  // Values from outside the loop that the body differentiates through (an
+  // encoder output read by every layer) accumulate their gradient across
+  // layers: they ride along as extra loop-carried values.
+  SmallVector<Value> captured;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<ParamOp>(op))
+      return; // The parameter buffer: its gradient is d_params.
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.getElementType().isF32() ||
+          loop->isAncestor(v.getParentRegion()->getParentOp()) ||
+          v.getDefiningOp<ParamOp>() || v.getDefiningOp<arith::ConstantOp>() ||
+          llvm::is_contained(captured, v))
+        continue;
+      captured.push_back(v);
+    }
+  });
+  SmallVector<Value> init{dOut, dParams};
+  for (Value v : captured) {
+    Value known = grads.lookup(v);
+    init.push_back(known ? known : ZerosLikeOp::create(b, loc(), primal(v)));
+  }
+
+  auto reversed = scf::ForOp::create(b, loc(), lower, upper, step, init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(reversed.getBody());
+    Scope inner;
+    Scope *outer = scope;
+    scope = &inner;
+    // i = lower + upper - step - j: the same iteration space, backwards.
+    Value last = arith::SubIOp::create(
+        b, loc(), arith::AddIOp::create(b, loc(), lower, upper), step);
+    inner.layer =
+        arith::SubIOp::create(b, loc(), last, reversed.getInductionVar());
+    inner.primals[loop.getInductionVar()] = inner.layer;
+
+    // Gradients inside the body are per iteration.
+    llvm::DenseMap<Value, Value> outerGrads;
+    std::swap(grads, outerGrads);
+    dParams = reversed.getRegionIterArg(1);
+    grads[yield.getOperand(0)] = reversed.getRegionIterArg(0);
+    for (auto [k, v] : llvm::enumerate(captured))
+      grads[v] = reversed.getRegionIterArg(2 + k);
+    if (failed(reverseOps(body)))
+      return failure();
+    Value dIn = grads.lookup(body.getArgument(1));
+    if (!dIn)
+      dIn = ZerosLikeOp::create(b, loc(), reversed.getRegionIterArg(0));
+    SmallVector<Value> next{dIn, dParams};
+    for (Value v : captured)
+      next.push_back(grads.lookup(v));
+    scf::YieldOp::create(b, loc(), next);
+    std::swap(grads, outerGrads);
+    scope = outer;
+  }
+  dParams = reversed.getResult(1);
+  for (auto [k, v] : llvm::enumerate(captured))
+    grads[v] = reversed.getResult(2 + k);
+  addGrad(loop.getInitArgs()[0], reversed.getResult(0));
+  return success();
+}
+
+LogicalResult BackwardBuilder::build() {
+  MLIRContext *ctx = forward.getContext();
+  std::string name =
+      forward->getAttrOfType<StringAttr>("tfc.model").getValue().str();
+  auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+
+  // Signature: params, the output gradients (none for the loss: backward
+  // starts from it), d_params; results: d_params, then d_x / d_enc.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argRoles;
+  SmallVector<Type> resultTypes;
+  SmallVector<std::string> resultRoles;
+  unsigned paramsArg = 0;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (roleOf(forward, i) == "params")
+      paramsArg = i;
+  Type paramsType = forward.getArgument(paramsArg).getType();
+  argTypes.push_back(paramsType);
+  argRoles.push_back("params");
+  bool hasLoss = false;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i)
+    hasLoss |= resultRoleOf(forward, i) == "loss";
+  SmallVector<unsigned> seededOutputs;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
+    StringRef role = resultRoleOf(forward, i);
+    if (hasLoss && role != "loss")
+      continue; // With a loss, backward starts from it alone.
+    if (role == "loss")
+      continue; // Seeded with 1, not an argument.
+    argTypes.push_back(forward.getResultTypes()[i]);
+    argRoles.push_back(("d_" + role).str());
+    seededOutputs.push_back(i);
+  }
+  argTypes.push_back(paramsType);
+  argRoles.push_back("d_params");
+  resultTypes.push_back(paramsType);
+  resultRoles.push_back("d_params");
+  SmallVector<unsigned> inputGrads;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    StringRef role = roleOf(forward, i);
+    if (role == "x" || role == "enc") {
+      resultTypes.push_back(forward.getArgument(i).getType());
+      resultRoles.push_back(("d_" + role).str());
+      inputGrads.push_back(i);
+    }
+  }
+
+  b.setInsertionPointAfter(forward);
+  auto backward = func::FuncOp::create(
+      b, loc(), name + "_grad", FunctionType::get(ctx, argTypes, resultTypes));
+  for (auto [i, role] : llvm::enumerate(argRoles))
+    backward.setArgAttr(i, "tfc.role", b.getStringAttr(role));
+  for (auto [i, role] : llvm::enumerate(resultRoles))
+    backward.setResultAttr(i, "tfc.role", b.getStringAttr(role));
+  backward->setAttr("tfc.backward_of", b.getStringAttr(name));
+  for (StringRef attr :
+       {"tfc.max_batch", "tfc.max_seq", "tfc.param_count", "tfc.vocab"})
+    if (Attribute value = forward->getAttr(attr))
+      backward->setAttr(attr, value);
+
+  Block *entry = backward.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  params = entry->getArgument(0);
+  dParams = entry->getArgument(argTypes.size() - 1);
+  Scope top;
+  scope = &top;
+  top.primals[forward.getArgument(paramsArg)] = params;
+
+  // Seed the output gradients.
+  for (auto [k, i] : llvm::enumerate(seededOutputs))
+    grads[ret.getOperand(i)] = entry->getArgument(1 + k);
+  for (unsigned i = 0; i < forward.getNumResults(); ++i)
+    if (resultRoleOf(forward, i) == "loss") {
+      auto type = cast<RankedTensorType>(ret.getOperand(i).getType());
+      grads[ret.getOperand(i)] = arith::ConstantOp::create(
+          b, loc(), DenseElementsAttr::get(type, b.getF32FloatAttr(1.0)));
+    }
+
+  if (failed(reverseOps(forward.getBody().front())))
+    return failure();
+
+  SmallVector<Value> results{dParams};
+  for (unsigned i : inputGrads) {
+    Value grad = grads.lookup(forward.getArgument(i));
+    if (!grad)
+      return forward.emitOpError("input ")
+             << i << " gets no gradient; the model does not use it";
+    results.push_back(grad);
+  }
+  func::ReturnOp::create(b, loc(), results);
+  return success();
+}
+
+struct TfcDeriveBackward : tfc::impl::TfcDeriveBackwardBase<TfcDeriveBackward> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> models;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func->hasAttr("tfc.model"))
+        models.push_back(func);
+    for (func::FuncOp model : models)
+      if (failed(BackwardBuilder(model).build()))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,282 @@
+/*===- optim.c - Adam(W), learning-rate schedules, gradient norms ---------===*
+ *
+ * Training utilities over the flat f32 buffers of the generated ABI. The
+ * Adam update follows PyTorch's _single_tensor_adam operation by operation
+ * (f32 element arithmetic, scalars computed in double and rounded to f32
+ * once), so that a run can be compared with torch.optim.Adam / AdamW to a
+ * few ulp. Norms accumulate in double in index order, which makes them
+ * deterministic and immune to f32 overflow. The exact formulas are in
+ * runtime.h.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "tfc/runtime.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- Adam ---------------------------------------------------------------- */
+
+void tfc_adam_defaults(tfc_adam_config *cfg) {
+  if (!cfg)
+    return;
+  cfg->lr = 1e-3f;
+  cfg->beta1 = 0.9f;
+  cfg->beta2 = 0.999f;
+  cfg->eps = 1e-8f;
+  cfg->weight_decay = 0.0f;
+  cfg->decoupled = 0;
+}
+
+int32_t tfc_adam_state_init(float *m, float *v, int64_t n) {
+  if (!m || !v)
+    return TFC_ERR_NULL_POINTER;
+  if (n < 0)
+    return TFC_ERR_BAD_ARGUMENT;
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = 0.0f;
+    v[i] = 0.0f;
+  }
+  return TFC_OK;
+}
+
+/* The comparisons are written so that NaN fails them. */
+static int valid_rate(float lr) { return lr >= 0.0f && isfinite(lr); }
+static int valid_beta(float beta) { return beta >= 0.0f && beta < 1.0f; }
+
+static int valid_config(const tfc_adam_config *cfg) {
+  return valid_rate(cfg->lr) && valid_beta(cfg->beta1) &&
+         valid_beta(cfg->beta2) && cfg->eps > 0.0f && isfinite(cfg->eps) &&
+         cfg->weight_decay >= 0.0f && isfinite(cfg->weight_decay) &&
+         (cfg->decoupled == 0 || cfg->decoupled == 1);
+}
+
+enum adam_decay { DECAY_NONE, DECAY_L2, DECAY_DECOUPLED };
+
+/* Everything one element needs; shared read-only by the pool's chunks. */
+typedef struct adam_job {
+  float *params;
+  const float *grads;
+  float *m;
+  float *v;
+  enum adam_decay decay;
+  float wd;          /* L2: g += wd * p */
+  float param_scale; /* decoupled: p *= 1 - lr * wd */
+  float beta1, beta2;
+  float one_minus_beta1, one_minus_beta2;
+  float bc2_sqrt; /* sqrt(1 - beta2^t) */
+  float eps;
+  float step_size; /* lr / (1 - beta1^t) */
+} adam_job;
+
+static void adam_range(const adam_job *job, int64_t begin, int64_t end) {
+  float *restrict params = job->params;
+  const float *restrict grads = job->grads;
+  float *restrict m = job->m;
+  float *restrict v = job->v;
+  for (int64_t i = begin; i < end; ++i) {
+    float p = params[i];
+    float g = grads[i];
+    if (job->decay == DECAY_DECOUPLED)
+      p = p * job->param_scale;
+    else if (job->decay == DECAY_L2)
+      g = g + job->wd * p;
+    /* exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1) */
+    float mi = m[i] * job->beta1 + job->one_minus_beta1 * g;
+    /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */
+    float vi = v[i] * job->beta2 + job->one_minus_beta2 * g * g;
+    /* denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps) */
+    float denom = sqrtf(vi) / job->bc2_sqrt + job->eps;
+    /* param.addcdiv_(exp_avg, denom, value=-step_size) */
+    params[i] = p - job->step_size * (mi / denom);
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+/* Validates the arguments and fills the job; TFC_OK when the step may run. */
+static int32_t adam_prepare(adam_job *job, const tfc_adam_config *cfg, float lr,
+                            int64_t step, float *params, const float *grads,
+                            float *m, float *v, int64_t n) {
+  if (!cfg || !params || !grads || !m || !v)
+    return TFC_ERR_NULL_POINTER;
+  if (!valid_config(cfg) || !valid_rate(lr) || step < 1 || n < 0)
+    return TFC_ERR_BAD_ARGUMENT;
+  double beta1 = (double)cfg->beta1, beta2 = (double)cfg->beta2;
+  double wd = (double)cfg->weight_decay;
+  double t = (double)step;
+  double bc1 = 1.0 - pow(beta1, t);
+  double bc2 = 1.0 - pow(beta2, t);
+  job->params = params;
+  job->grads = grads;
+  job->m = m;
+  job->v = v;
+  job->decay = cfg->weight_decay == 0.0f ? DECAY_NONE
+               : cfg->decoupled          ? DECAY_DECOUPLED
+                                         : DECAY_L2;
+  job->wd = cfg->weight_decay;
+  job->param_scale = (float)(1.0 - (double)lr * wd);
+  job->beta1 = cfg->beta1;
+  job->beta2 = cfg->beta2;
+  job->one_minus_beta1 = (float)(1.0 - beta1);
+  job->one_minus_beta2 = (float)(1.0 - beta2);
+  job->bc2_sqrt = (float)sqrt(bc2);
+  job->eps = cfg->eps;
+  job->step_size = (float)((double)lr / bc1);
+  return TFC_OK;
+}
+
+int32_t tfc_adam_step(const tfc_adam_config *cfg, float lr, int64_t step,
+                      float *params, const float *grads, float *m, float *v,
+                      int64_t n) {
+  adam_job job;
+  int32_t status = adam_prepare(&job, cfg, lr, step, params, grads, m, v, n);
+  if (status != TFC_OK)
+    return status;
+  adam_range(&job, 0, n);
+  return TFC_OK;
+}
+
+/* Work is handed out in blocks of this many elements (a multiple of a cache
+ * line) so that small buffers stay on one thread and chunks never share a
+ * line. The split does not affect the values. */
+#define ADAM_BLOCK 8192
+
+typedef struct adam_task {
+  const adam_job *job;
+  int64_t n;
+} adam_task;
+
+static void adam_task_fn(void *ctx, int64_t begin, int64_t end) {
+  const adam_task *task = (const adam_task *)ctx;
+  /* end * ADAM_BLOCK can pass n only for the last block. */
+  int64_t hi = end * ADAM_BLOCK;
+  adam_range(task->job, begin * ADAM_BLOCK, hi < task->n ? hi : task->n);
+}
+
+int32_t tfc_adam_step_rt(tfc_runtime *rt, const tfc_adam_config *cfg, float lr,
+                         int64_t step, float *params, const float *grads,
+                         float *m, float *v, int64_t n) {
+  adam_job job;
+  int32_t status = adam_prepare(&job, cfg, lr, step, params, grads, m, v, n);
+  if (status != TFC_OK)
+    return status;
+  adam_task task = {&job, n};
+  int64_t blocks = n / ADAM_BLOCK + (n % ADAM_BLOCK != 0);
+  tfc_rt_parallel_for(rt, blocks, adam_task_fn, &task);
+  return TFC_OK;
+}
+
+/* ---- Schedules ----------------------------------------------------------- */
+
+float tfc_lr_linear_warmup(float base_lr, int64_t step, int64_t warmup_steps) {
+  if (warmup_steps <= 0 || step >= warmup_steps)
+    return base_lr;
+  double s = step > 0 ? (double)step : 0.0;
+  return (float)((double)base_lr * s / (double)warmup_steps);
+}
+
+float tfc_lr_cosine(float base_lr, int64_t step, int64_t warmup_steps,
+                    int64_t total_steps, float min_lr) {
+  int64_t w = warmup_steps > 0 ? warmup_steps : 0;
+  if (step < w)
+    return tfc_lr_linear_warmup(base_lr, step, w);
+  if (step >= total_steps)
+    return min_lr;
+  const double pi = 3.14159265358979323846264338327950288;
+  double progress = (double)(step - w) / (double)(total_steps - w);
+  return (float)((double)min_lr + 0.5 * ((double)base_lr - (double)min_lr) *
+                                      (1.0 + cos(pi * progress)));
+}
+
+/* ---- Gradient norms ------------------------------------------------------ */
+
+static double sum_squares(const float *x, int64_t n) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double xi = (double)x[i];
+    sum += xi * xi;
+  }
+  return sum;
+}
+
+double tfc_grad_norm(const float *grads, int64_t n) {
+  if (n < 0 || (n > 0 && !grads))
+    return -1.0;
+  return n == 0 ? 0.0 : sqrt(sum_squares(grads, n));
+}
+
+int32_t tfc_clip_grad_norm(float *grads, int64_t n, float max_norm,
+                           float *norm_before) {
+  if (!grads)
+    return TFC_ERR_NULL_POINTER;
+  if (n < 0 || !(max_norm >= 0.0f))
+    return TFC_ERR_BAD_ARGUMENT;
+  double norm = tfc_grad_norm(grads, n);
+  if (norm_before)
+    *norm_before = (float)norm;
+  if (!isfinite(norm))
+    return TFC_OK;
+  double coef = (double)max_norm / (norm + 1e-6);
+  if (coef < 1.0) {
+    float c = (float)coef;
+    for (int64_t i = 0; i < n; ++i)
+      grads[i] *= c;
+  }
+  return TFC_OK;
+}
+
+/* TFC_OK when every entry describes a range that can be read. */
+static int32_t check_table(const tfc_param_info *table, int64_t num_tensors) {
+  if (num_tensors < 0)
+    return TFC_ERR_BAD_ARGUMENT;
+  for (int64_t i = 0; i < num_tensors; ++i)
+    if (table[i].offset < 0 || table[i].numel < 0)
+      return TFC_ERR_BAD_ARGUMENT;
+  return TFC_OK;
+}
+
+int32_t tfc_tensor_grad_norms(const float *grads, const tfc_param_info *table,
+                              int64_t num_tensors, double *norms_out) {
+  if (!grads || !table || !norms_out)
+    return TFC_ERR_NULL_POINTER;
+  int32_t status = check_table(table, num_tensors);
+  if (status != TFC_OK)
+    return status;
+  for (int64_t i = 0; i < num_tensors; ++i)
+    norms_out[i] = tfc_grad_norm(grads + table[i].offset, table[i].numel);
+  return TFC_OK;
+}
+
+int64_t tfc_find_tensor(const tfc_param_info *table, int64_t num_tensors,
+                        const char *name) {
+  if (!table || !name)
+    return -1;
+  for (int64_t i = 0; i < num_tensors; ++i)
+    if (table[i].name && strcmp(table[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
+                            int64_t num_tensors, int64_t *tensor_index,
+                            int64_t *element_index) {
+  if (!data || !table || !tensor_index || !element_index)
+    return TFC_ERR_NULL_POINTER;
+  int32_t status = check_table(table, num_tensors);
+  if (status != TFC_OK)
+    return status;
+  for (int64_t i = 0; i < num_tensors; ++i) {
+    const float *x = data + table[i].offset;
+    for (int64_t j = 0; j < table[i].numel; ++j) {
+      if (!isfinite(x[j])) {
+        *tensor_index = i;
+        *element_index = j;
+        return TFC_OK;
+      }
+    }
+  }
+  *tensor_index = -1;
+  *element_index = -1;
+  return TFC_OK;
+}
