@@ -49,9 +49,10 @@ typedef struct tfc_runtime tfc_runtime;
  * TFC_ERR_NULL_POINTER for out == NULL, TFC_ERR_BAD_ARGUMENT for
  * num_threads > TFC_RUNTIME_MAX_THREADS, TFC_ERR_OUT_OF_MEMORY when memory or
  * a thread cannot be had; *out is NULL on any error.
- * A runtime may be shared by several user threads: their parallel loops run
- * one after the other (a mutex serialises them), so for real concurrency give
- * each user thread its own runtime. Destroy only when no call is in flight;
+ * A runtime may be shared by several user threads: their loops that use the
+ * pool run one after the other (a mutex serialises them; a loop of one
+ * iteration runs inline on its caller and needs no pool), so for real
+ * concurrency give each user thread its own runtime. Destroy only when no call is in flight;
  * destroy(NULL) does nothing. num_threads(NULL) is 1.
  * Idle workers spin for a few microseconds before they sleep, so that loops
  * issued back to back do not pay a wake-up; TFC_SPIN_US (read here, in
