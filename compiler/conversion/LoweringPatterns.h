@@ -17,6 +17,14 @@ namespace mlir::tfc {
 /// Number of rows of a buffer viewed as [rows, last dimension].
 Value rowCount(Lowering &l, const Buffer &buffer);
 
+/// out[i] = fn(in_0[i], in_1[i], ...) over flat buffers of out's shape, one
+/// parallel iteration per row.
+void emitElementwise(Lowering &l, ArrayRef<Value> inputs, const Buffer &out,
+                     function_ref<Value(ValueRange)> fn);
+
+/// The activation functions exactly as docs/abi.md defines them.
+Value applyActivation(Lowering &l, ActivationKind kind, Value x);
+
 /// Creates `op` with fast-math `reassoc` so LLVM may vectorize reductions;
 /// the order is still fixed by the code, so results are deterministic.
 Value reassocAdd(Lowering &l, Value a, Value c);
@@ -39,6 +47,22 @@ LogicalResult lowerResidualAdd(ResidualAddOp op, Lowering &l);
 LogicalResult lowerEmbedding(EmbeddingOp op, Lowering &l);
 LogicalResult lowerAddPositions(AddPositionsOp op, Lowering &l);
 LogicalResult lowerCrossEntropy(CrossEntropyOp op, Lowering &l);
+
+// Gradient ops (GradLowering.cpp).
+LogicalResult lowerAdd(AddOp op, Lowering &l);
+LogicalResult lowerZerosLike(ZerosLikeOp op, Lowering &l);
+LogicalResult lowerLinearWeightGrad(LinearWeightGradOp op, Lowering &l);
+LogicalResult lowerReduceRows(ReduceRowsOp op, Lowering &l);
+LogicalResult lowerBatchMatmul(BatchMatmulOp op, Lowering &l);
+LogicalResult lowerLayerNormGrad(LayerNormGradOp op, Lowering &l);
+LogicalResult lowerRMSNormGrad(RMSNormGradOp op, Lowering &l);
+LogicalResult lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l);
+LogicalResult lowerMaskGrad(MaskGradOp op, Lowering &l);
+LogicalResult lowerActivationGrad(ActivationGradOp op, Lowering &l);
+LogicalResult lowerGLUGrad(GLUGradOp op, Lowering &l);
+LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
+LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
+LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
 /// Copies `numel` elements from one flat buffer to another, in parallel.
 void emitCopy(Lowering &l, Value src, Value dst, Value numel);

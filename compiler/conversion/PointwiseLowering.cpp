@@ -15,8 +15,7 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-/// out[i] = fn(in_0[i], in_1[i], ...) over buffers of one shape.
-static void emitElementwise(Lowering &l, ArrayRef<Value> inputs,
+void mlir::tfc::emitElementwise(Lowering &l, ArrayRef<Value> inputs,
                             const Buffer &out,
                             function_ref<Value(ValueRange)> fn) {
   Value width = out.dims.back();
@@ -32,8 +31,7 @@ static void emitElementwise(Lowering &l, ArrayRef<Value> inputs,
   });
 }
 
-/// The activation functions exactly as docs/abi.md defines them.
-static Value applyActivation(Lowering &l, ActivationKind kind, Value x) {
+Value mlir::tfc::applyActivation(Lowering &l, ActivationKind kind, Value x) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   auto mulf = [&](Value a, Value c) -> Value {
