@@ -34,6 +34,31 @@ LogicalResult mlir::tfc::lowerParam(ParamOp op, Lowering &l, Value params,
   return success();
 }
 
+LogicalResult mlir::tfc::lowerParamGrad(ParamGradOp op, Lowering &l,
+                                        Value layer) {
+  Buffer grads = l.lookup(op.getGrads());
+  Buffer grad = l.lookup(op.getGrad());
+  l.bind(op.getResult(), grads);
+  if (l.sizeOnly())
+    return success();
+  Value offset = l.index(op.getOffset());
+  if (layer)
+    offset = l.add(offset, l.mul(layer, l.index(op.getLayerStride())));
+  Value numel = l.index(op.getGrad().getType().getNumElements());
+  constexpr int64_t chunk = 4096;
+  l.parallelFor(l.divUp(numel, chunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(chunk));
+    Value end = l.minIdx(l.add(begin, l.index(chunk)), numel);
+    l.forLoop(begin, end, [&](Value i) {
+      Value at = l.add(offset, i);
+      Value sum = arith::AddFOp::create(l.b, l.loc, l.load(grads.flat, at),
+                                        l.load(grad.flat, i));
+      l.store(sum, grads.flat, at);
+    });
+  });
+  return success();
+}
+
 LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
   const Buffer &in = l.lookup(op.getInput());
   const Buffer &w = l.lookup(op.getWeight());

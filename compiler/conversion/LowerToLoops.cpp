@@ -18,6 +18,7 @@
 #include "conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::tfc {
@@ -71,63 +72,83 @@ Value memrefFromPointer(OpBuilder &b, Location loc, Value ptr, Type elementType,
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }
 
-/// Lowers one model function in one mode.
+/// The roles of a model (or backward) function's arguments and results.
+struct Interface {
+  SmallVector<StringRef> argRoles;
+  SmallVector<StringRef> resultRoles;
+  bool hasEncoder = false;
+
+  explicit Interface(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      argRoles.push_back(roleOf(func.getArgAttrsAttr(), i));
+      hasEncoder |= argRoles.back() == "enc";
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      resultRoles.push_back(roleOf(func.getResAttrsAttr(), i));
+  }
+};
+
+/// Lowers one model: NAME_forward, NAME_backward (when tfc-derive-backward
+/// made NAME_grad) and NAME_workspace_size.
 class ModelLowering {
 public:
-  ModelLowering(func::FuncOp model, int64_t vectorWidth)
-      : model(model), vectorWidth(vectorWidth) {}
+  ModelLowering(func::FuncOp model, func::FuncOp grad, int64_t vectorWidth)
+      : model(model), grad(grad), vectorWidth(vectorWidth),
+        name(model->getAttrOfType<StringAttr>("tfc.model").getValue().str()) {}
 
-  LogicalResult emitForward(OpBuilder &moduleBuilder);
-  LogicalResult emitWorkspaceSize(OpBuilder &moduleBuilder);
+  LogicalResult emitForward(OpBuilder &mb);
+  LogicalResult emitBackward(OpBuilder &mb);
+  LogicalResult emitWorkspaceSize(OpBuilder &mb);
 
 private:
-  struct Interface {
-    SmallVector<StringRef> inputRoles;  // Model args, params excluded.
-    SmallVector<StringRef> outputRoles; // Model results.
-    bool hasEncoder = false;
-    unsigned paramsArg = 0;
+  /// A C entry point `int32_t f(rt, pointers..., workspace, sizes...)` whose
+  /// argument checks are emitted; `l` builds inside the all-valid branch.
+  struct Entry {
+    func::FuncOp func;
+    ValueRange pointers; // After rt, before the workspace.
+    ValueRange sizes;    // batch, seq [, enc_seq] as i64.
+    Value workspace;     // !llvm.ptr
+    Operation *marker;   // The allocation point.
+    scf::IfOp whenValid;
   };
-  Interface readInterface();
+  Entry createEntry(OpBuilder &mb, StringRef suffix, unsigned numPointers);
+  void finishEntry(Lowering &l, Entry &entry);
 
-  /// Shape of a model argument or result from its role.
-  SmallVector<Value> shapeForRole(Lowering &l, StringRef role, ShapedType type);
-  /// Status of the range checks: batch, seq (and enc_seq).
+  /// batch, seq and enc_seq as index values at the allocation point.
+  void bindSizes(Lowering &l, ValueRange sizes);
+  SmallVector<Value> shapeForRole(Lowering &l, StringRef role, Type type);
   Value rangeStatus(OpBuilder &b, Location loc, ValueRange sizes);
+  /// A user array of `role`'s shape (Emit mode), or its dims only.
+  Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
+
+  /// Forward's walk, shared by NAME_forward (Emit), the replay that finds
+  /// the saved slots for NAME_backward, and NAME_workspace_size (SizeOnly).
+  /// `inputs` are the user's arrays in argument order (params excluded);
+  /// `outputs` the user's result arrays.
+  LogicalResult walkForward(Lowering &l, ArrayRef<Buffer> inputs,
+                            ArrayRef<Buffer> outputs);
+  LogicalResult walkBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
+                             Buffer dParams, ArrayRef<Buffer> dInputs);
 
   LogicalResult lowerBody(Lowering &l, Block &block);
   LogicalResult lowerOp(Lowering &l, Operation *op);
-  LogicalResult lowerDepthLoop(Lowering &l, scf::ForOp loop);
+  LogicalResult lowerLoop(Lowering &l, scf::ForOp loop);
+  LogicalResult lowerConstant(Lowering &l, arith::ConstantOp constant);
 
-  func::FuncOp model;
+  func::FuncOp model, grad;
   int64_t vectorWidth;
+  std::string name;
   Value params;             // Flat parameter memref (Emit mode).
   Value batch, seq, encSeq; // index values at the allocation point.
   IRMapping scalars;        // Index values of the model -> lowered ones.
 };
 
-ModelLowering::Interface ModelLowering::readInterface() {
-  Interface iface;
-  ArrayAttr argAttrs = model.getArgAttrsAttr();
-  for (unsigned i = 0; i < model.getNumArguments(); ++i) {
-    StringRef role = roleOf(argAttrs, i);
-    if (role == "params")
-      iface.paramsArg = i;
-    else
-      iface.inputRoles.push_back(role);
-    iface.hasEncoder |= role == "enc";
-  }
-  ArrayAttr resAttrs = model.getResAttrsAttr();
-  for (unsigned i = 0; i < model.getNumResults(); ++i)
-    iface.outputRoles.push_back(roleOf(resAttrs, i));
-  return iface;
-}
-
 SmallVector<Value> ModelLowering::shapeForRole(Lowering &l, StringRef role,
-                                               ShapedType type) {
-  return l.shapeOf(type, [&](unsigned i) -> Value {
+                                               Type type) {
+  return l.shapeOf(cast<ShapedType>(type), [&](unsigned i) -> Value {
     if (i == 0)
       return batch;
-    return role == "enc" ? encSeq : seq;
+    return role == "enc" || role == "d_enc" ? encSeq : seq;
   });
 }
 
@@ -151,36 +172,57 @@ Value ModelLowering::rangeStatus(OpBuilder &b, Location loc, ValueRange sizes) {
   return bad;
 }
 
-LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
+void ModelLowering::bindSizes(Lowering &l, ValueRange sizes) {
+  l.atAllocationPoint([&] {
+    auto toIndex = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(l.b, l.loc, l.b.getIndexType(), v);
+    };
+    batch = toIndex(sizes[0]);
+    seq = toIndex(sizes[1]);
+    encSeq = sizes.size() > 2 ? toIndex(sizes[2]) : Value();
+  });
+}
+
+Buffer ModelLowering::userBuffer(Lowering &l, Value ptr, StringRef role,
+                                 Type type) {
+  Buffer buffer;
+  l.atAllocationPoint([&] {
+    buffer.dims = shapeForRole(l, role, type);
+    if (!l.sizeOnly())
+      buffer.flat = memrefFromPointer(l.b, l.loc, ptr,
+                                      cast<ShapedType>(type).getElementType(),
+                                      l.product(buffer.dims));
+  });
+  return buffer;
+}
+
+ModelLowering::Entry ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
+                                                unsigned numPointers) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
-  Interface iface = readInterface();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto i64 = mb.getI64Type(), i32 = mb.getI32Type();
-  std::string name =
-      model->getAttrOfType<StringAttr>("tfc.model").getValue().str();
-
-  // rt, params, inputs..., outputs..., workspace, batch, seq [, enc_seq].
-  SmallVector<Type> argTypes(
-      2 + iface.inputRoles.size() + iface.outputRoles.size() + 1, ptr);
-  argTypes.append(iface.hasEncoder ? 3 : 2, i64);
-  auto func = func::FuncOp::create(mb, loc, name + "_forward",
-                                   FunctionType::get(ctx, argTypes, {i32}));
-  func->setAttr("tfc.runtime_handle", UnitAttr::get(ctx));
-  OpBuilder b(ctx);
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  ValueRange args = entry->getArguments();
-  unsigned firstOutput = 2 + iface.inputRoles.size();
-  unsigned wsArg = firstOutput + iface.outputRoles.size();
-  ValueRange sizes = args.drop_front(wsArg + 1);
+  bool hasEncoder = Interface(model).hasEncoder;
+  // rt, pointers..., workspace, batch, seq [, enc_seq].
+  SmallVector<Type> argTypes(numPointers + 2, ptr);
+  argTypes.append(hasEncoder ? 3 : 2, i64);
+  Entry entry;
+  entry.func = func::FuncOp::create(mb, loc, (name + suffix).str(),
+                                    FunctionType::get(ctx, argTypes, {i32}));
+  entry.func->setAttr("tfc.runtime_handle", UnitAttr::get(ctx));
+  Block *block = entry.func.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(block);
+  ValueRange args = block->getArguments();
+  entry.pointers = args.slice(1, numPointers);
+  entry.workspace = args[numPointers + 1];
+  entry.sizes = args.drop_front(numPointers + 2);
 
   auto status = [&](int32_t code) {
     return arith::ConstantIntOp::create(b, loc, code, 32);
   };
   // Checks, lowest priority first: the first failing check wins.
   Value ok = status(kOk);
-  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, args[wsArg]);
+  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, entry.workspace);
   Value misaligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne,
       arith::AndIOp::create(b, loc, wsInt,
@@ -188,11 +230,11 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
       arith::ConstantIntOp::create(b, loc, 0, 64));
   Value code =
       arith::SelectOp::create(b, loc, misaligned, status(kWorkspace), ok);
-  code = arith::SelectOp::create(b, loc, rangeStatus(b, loc, sizes),
+  code = arith::SelectOp::create(b, loc, rangeStatus(b, loc, entry.sizes),
                                  status(kBadShape), code);
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
   Value anyNull = arith::ConstantIntOp::create(b, loc, 0, 1);
-  for (unsigned i = 1; i <= wsArg; ++i)
+  for (unsigned i = 1; i <= numPointers + 1; ++i)
     anyNull = arith::OrIOp::create(
         b, loc, anyNull,
         LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, args[i], null));
@@ -200,79 +242,66 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
 
   Value isOk =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code, ok);
-  auto ifOk = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
-                                /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&ifOk.getElseRegion().front());
+  entry.whenValid = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
+                                      /*withElseRegion=*/true);
+  b.setInsertionPointToStart(&entry.whenValid.getElseRegion().front());
   scf::YieldOp::create(b, loc, code);
-  b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+  b.setInsertionPointAfter(entry.whenValid);
+  func::ReturnOp::create(b, loc, entry.whenValid.getResult(0));
+  b.setInsertionPointToStart(&entry.whenValid.getThenRegion().front());
+  // Allocation arithmetic goes before `marker`, compute after it.
+  entry.marker = arith::ConstantIndexOp::create(b, loc, 0);
+  return entry;
+}
 
-  // Everything below runs with valid arguments. Allocation arithmetic goes
-  // before `marker`, compute after it.
-  Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
+void ModelLowering::finishEntry(Lowering &l, Entry &entry) {
+  entry.marker->erase();
+}
+
+LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
+  Interface iface(model);
+  SmallVector<unsigned> inputArgs;
+  for (auto [i, role] : llvm::enumerate(iface.argRoles))
+    if (role != "params")
+      inputArgs.push_back(i);
+  // params, inputs..., outputs...
+  Entry entry =
+      createEntry(mb, "_forward", 1 + inputArgs.size() + model.getNumResults());
+  OpBuilder b(entry.marker->getContext());
+  b.setInsertionPointAfter(entry.marker);
+  Location loc = model.getLoc();
   Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
-  l.setAllocationPoint(marker);
+  l.setAllocationPoint(entry.marker);
+  bindSizes(l, entry.sizes);
   l.atAllocationPoint([&] {
-    auto toIndex = [&](Value v) -> Value {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    };
-    batch = toIndex(sizes[0]);
-    seq = toIndex(sizes[1]);
-    encSeq = iface.hasEncoder ? toIndex(sizes[2]) : Value();
     Value paramCount =
         l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    params = memrefFromPointer(b, loc, args[1], b.getF32Type(), paramCount);
-    l.setWorkspace(memrefFromPointer(b, loc, args[wsArg], b.getI8Type(),
+    params = memrefFromPointer(b, loc, entry.pointers[0], b.getF32Type(),
+                               paramCount);
+    l.setWorkspace(memrefFromPointer(b, loc, entry.workspace, b.getI8Type(),
                                      l.index(INT64_MAX / 2)));
   });
-
-  // Bind inputs.
-  Block &body = model.getBody().front();
-  unsigned input = 0;
+  SmallVector<Buffer> inputs, outputs;
   Value tokens;
-  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (i == iface.paramsArg)
-      continue;
-    StringRef role = iface.inputRoles[input];
-    auto type = cast<ShapedType>(arg.getType());
-    Buffer buffer;
-    l.atAllocationPoint([&] {
-      buffer.dims = shapeForRole(l, role, type);
-      buffer.flat =
-          memrefFromPointer(b, loc, args[2 + input], type.getElementType(),
-                            l.product(buffer.dims));
-    });
-    if (role == "tokens")
-      tokens = buffer.flat;
-    l.bind(arg, buffer);
-    ++input;
+  for (auto [k, i] : llvm::enumerate(inputArgs)) {
+    inputs.push_back(userBuffer(l, entry.pointers[1 + k], iface.argRoles[i],
+                                model.getArgument(i).getType()));
+    if (iface.argRoles[i] == "tokens")
+      tokens = inputs.back().flat;
   }
-
-  // Results produced directly by a top-level op write into the caller's
-  // output buffers; the others (depth-loop results) are copied at the end.
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<Buffer> outputs;
-  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    auto type = cast<ShapedType>(value.getType());
-    Buffer buffer;
-    l.atAllocationPoint([&] {
-      buffer.dims = shapeForRole(l, iface.outputRoles[i], type);
-      buffer.flat =
-          memrefFromPointer(b, loc, args[firstOutput + i],
-                            type.getElementType(), l.product(buffer.dims));
-    });
-    outputs.push_back(buffer);
-  }
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    outputs.push_back(userBuffer(l, entry.pointers[1 + inputArgs.size() + i],
+                                 role, model.getResultTypes()[i]));
 
   // Token ids outside the vocabulary are an argument error, found before any
   // compute.
   Value tokensOk = arith::ConstantIntOp::create(b, loc, 1, 1);
   if (tokens) {
     int64_t vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
-    Value count = l.mul(batch, seq);
     Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocab, 32);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
     tokensOk =
-        l.forLoop(l.index(0), count, ValueRange{tokensOk},
+        l.forLoop(l.index(0), l.mul(batch, seq), ValueRange{tokensOk},
                   [&](Value i, ValueRange acc) -> SmallVector<Value> {
                     Value id = l.load(tokens, i);
                     Value inRange = arith::AndIOp::create(
@@ -284,92 +313,215 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
                     return {arith::AndIOp::create(b, loc, acc[0], inRange)};
                   })[0];
   }
-  auto ifTokens = scf::IfOp::create(b, loc, TypeRange{i32}, tokensOk,
+  auto ifTokens = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()}, tokensOk,
                                     /*withElseRegion=*/true);
   scf::YieldOp::create(b, loc, ifTokens.getResult(0));
   b.setInsertionPointToStart(&ifTokens.getElseRegion().front());
-  scf::YieldOp::create(b, loc, ValueRange{status(kBadArgument)});
+  scf::YieldOp::create(
+      b, loc,
+      ValueRange{arith::ConstantIntOp::create(b, loc, kBadArgument, 32)});
   b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
+  if (failed(walkForward(l, inputs, outputs)))
+    return failure();
+  scf::YieldOp::create(
+      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, kOk, 32)});
+  finishEntry(l, entry);
+  return success();
+}
 
+LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
+                                         ArrayRef<Buffer> outputs) {
+  Block &body = model.getBody().front();
+  unsigned input = 0;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    if (roleOf(model.getArgAttrsAttr(), i) == "params")
+      continue;
+    Buffer buffer = inputs[input++];
+    // An input backward needs is copied into the workspace: backward gets
+    // only the workspace, not forward's inputs.
+    if (auto slot = model.getArgAttrOfType<IntegerAttr>(i, "tfc.save")) {
+      Type elementType = cast<ShapedType>(arg.getType()).getElementType();
+      Buffer saved = l.allocateSaved(slot.getInt(), elementType, buffer.dims);
+      if (!l.sizeOnly())
+        emitCopy(l, buffer.flat, saved.flat, l.product(buffer.dims));
+      buffer = saved;
+    }
+    l.bind(arg, buffer);
+  }
+  // Results produced directly by a top-level op write into the caller's
+  // arrays; the others (depth-loop results, values saved for backward) are
+  // copied at the end.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (Operation *def = value.getDefiningOp();
-        def && def->getBlock() == &body && isa<TfcDialect>(def->getDialect()))
+        def && def->getBlock() == &body && isa<TfcDialect>(def->getDialect()) &&
+        !def->hasAttr("tfc.save"))
       l.preassign(value, outputs[i]);
-
   if (failed(lowerBody(l, body)))
     return failure();
+  if (l.sizeOnly())
+    return success();
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (l.lookup(value).flat != outputs[i].flat)
       emitCopy(l, l.lookup(value).flat, outputs[i].flat,
                l.product(outputs[i].dims));
-  scf::YieldOp::create(b, loc, ValueRange{status(kOk)});
+  return success();
+}
 
-  b.setInsertionPointAfter(ifOk);
-  func::ReturnOp::create(b, loc, ifOk.getResult(0));
-  marker->erase();
+LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
+  Interface iface(grad);
+  // params, d_outputs..., d_inputs..., d_params (docs/abi.md).
+  SmallVector<unsigned> dOutputArgs;
+  unsigned dParamsArg = 0;
+  for (auto [i, role] : llvm::enumerate(iface.argRoles)) {
+    if (role == "d_params")
+      dParamsArg = i;
+    else if (role != "params")
+      dOutputArgs.push_back(i);
+  }
+  unsigned numDInputs = grad.getNumResults() - 1;
+  Entry entry =
+      createEntry(mb, "_backward", 1 + dOutputArgs.size() + numDInputs + 1);
+  OpBuilder b(entry.marker->getContext());
+  b.setInsertionPointAfter(entry.marker);
+  Location loc = model.getLoc();
+  Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
+  l.setAllocationPoint(entry.marker);
+  bindSizes(l, entry.sizes);
+  Value paramCount;
+  l.atAllocationPoint([&] {
+    paramCount =
+        l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
+    params = memrefFromPointer(b, loc, entry.pointers[0], b.getF32Type(),
+                               paramCount);
+    l.setWorkspace(memrefFromPointer(b, loc, entry.workspace, b.getI8Type(),
+                                     l.index(INT64_MAX / 2)));
+  });
+
+  // Replay forward's allocations: the saved slots are where forward left
+  // them, and backward's own buffers come after forward's.
+  l.setMode(Lowering::Mode::SizeOnly);
+  Interface forwardIface(model);
+  SmallVector<Buffer> forwardInputs, forwardOutputs;
+  for (auto [i, role] : llvm::enumerate(forwardIface.argRoles))
+    if (role != "params")
+      forwardInputs.push_back(
+          userBuffer(l, Value(), role, model.getArgument(i).getType()));
+  for (auto [i, role] : llvm::enumerate(forwardIface.resultRoles))
+    forwardOutputs.push_back(
+        userBuffer(l, Value(), role, model.getResultTypes()[i]));
+  if (failed(walkForward(l, forwardInputs, forwardOutputs)))
+    return failure();
+  l.setMode(Lowering::Mode::Emit);
+
+  SmallVector<Buffer> dOutputs, dInputs;
+  for (auto [k, i] : llvm::enumerate(dOutputArgs))
+    dOutputs.push_back(userBuffer(l, entry.pointers[1 + k], iface.argRoles[i],
+                                  grad.getArgument(i).getType()));
+  for (unsigned k = 0; k < numDInputs; ++k)
+    dInputs.push_back(userBuffer(l, entry.pointers[1 + dOutputArgs.size() + k],
+                                 iface.resultRoles[1 + k],
+                                 grad.getResultTypes()[1 + k]));
+  Buffer dParams;
+  l.atAllocationPoint([&] {
+    dParams.dims = {paramCount};
+    dParams.flat = memrefFromPointer(b, loc, entry.pointers.back(),
+                                     b.getF32Type(), paramCount);
+  });
+  if (failed(walkBackward(l, dOutputs, dParams, dInputs)))
+    return failure();
+  scf::YieldOp::create(
+      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, kOk, 32)});
+  finishEntry(l, entry);
+  return success();
+}
+
+LogicalResult ModelLowering::walkBackward(Lowering &l,
+                                          ArrayRef<Buffer> dOutputs,
+                                          Buffer dParams,
+                                          ArrayRef<Buffer> dInputs) {
+  Block &body = grad.getBody().front();
+  unsigned next = 0;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    StringRef role = roleOf(grad.getArgAttrsAttr(), i);
+    if (role == "params")
+      continue;
+    if (role == "d_params") {
+      // Accumulated in place: every version of d_params is the user's array.
+      l.markInPlace(dParams.flat);
+      l.bind(arg, dParams);
+      continue;
+    }
+    l.bind(arg, dOutputs[next++]);
+  }
+  if (failed(lowerBody(l, body)))
+    return failure();
+  if (l.sizeOnly())
+    return success();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [k, value] : llvm::enumerate(ret.getOperands().drop_front()))
+    emitCopy(l, l.lookup(value).flat, dInputs[k].flat,
+             l.product(dInputs[k].dims));
   return success();
 }
 
 LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
-  Interface iface = readInterface();
   auto i64 = mb.getI64Type();
-  std::string name =
-      model->getAttrOfType<StringAttr>("tfc.model").getValue().str();
-  SmallVector<Type> argTypes(iface.hasEncoder ? 3 : 2, i64);
+  SmallVector<Type> argTypes(Interface(model).hasEncoder ? 3 : 2, i64);
   auto func = func::FuncOp::create(mb, loc, name + "_workspace_size",
                                    FunctionType::get(ctx, argTypes, {i64}));
   OpBuilder b(ctx);
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   ValueRange sizes = entry->getArguments();
-  auto ifOk =
+  auto ifBad =
       scf::IfOp::create(b, loc, TypeRange{i64}, rangeStatus(b, loc, sizes),
                         /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+  b.setInsertionPointToStart(&ifBad.getThenRegion().front());
   scf::YieldOp::create(
       b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, -1, 64)});
-  b.setInsertionPointToStart(&ifOk.getElseRegion().front());
+  b.setInsertionPointToStart(&ifBad.getElseRegion().front());
 
   Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
   Lowering l(b, loc, Lowering::Mode::SizeOnly, vectorWidth);
   l.setAllocationPoint(marker);
-  l.atAllocationPoint([&] {
-    auto toIndex = [&](Value v) -> Value {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    };
-    batch = toIndex(sizes[0]);
-    seq = toIndex(sizes[1]);
-    encSeq = iface.hasEncoder ? toIndex(sizes[2]) : Value();
-  });
-  Block &body = model.getBody().front();
-  unsigned input = 0;
-  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (i == iface.paramsArg)
-      continue;
-    Buffer buffer;
-    l.atAllocationPoint([&] {
-      buffer.dims = shapeForRole(l, iface.inputRoles[input++],
-                                 cast<ShapedType>(arg.getType()));
-    });
-    l.bind(arg, buffer);
-  }
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-    if (Operation *def = value.getDefiningOp();
-        def && def->getBlock() == &body && isa<TfcDialect>(def->getDialect()))
-      l.preassign(value, Buffer{});
-  if (failed(lowerBody(l, body)))
+  bindSizes(l, sizes);
+  // Forward's buffers, then (for training) backward's after them.
+  Interface iface(model);
+  SmallVector<Buffer> inputs, outputs;
+  for (auto [i, role] : llvm::enumerate(iface.argRoles))
+    if (role != "params")
+      inputs.push_back(
+          userBuffer(l, Value(), role, model.getArgument(i).getType()));
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
+  if (failed(walkForward(l, inputs, outputs)))
     return failure();
+  if (grad) {
+    Interface gradIface(grad);
+    SmallVector<Buffer> dOutputs, dInputs;
+    for (auto [i, role] : llvm::enumerate(gradIface.argRoles))
+      if (role != "params" && role != "d_params")
+        dOutputs.push_back(
+            userBuffer(l, Value(), role, grad.getArgument(i).getType()));
+    Buffer dParams;
+    l.atAllocationPoint([&] {
+      dParams.dims = {l.index(
+          model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt())};
+    });
+    if (failed(walkBackward(l, dOutputs, dParams, dInputs)))
+      return failure();
+  }
   Value total;
   l.atAllocationPoint([&] {
     total = arith::IndexCastOp::create(b, loc, i64, l.currentOffset());
   });
   scf::YieldOp::create(b, loc, total);
   marker->erase();
-  b.setInsertionPointAfter(ifOk);
-  func::ReturnOp::create(b, loc, ifOk.getResult(0));
+  b.setInsertionPointAfter(ifBad);
+  func::ReturnOp::create(b, loc, ifBad.getResult(0));
   return success();
 }
 
@@ -380,20 +532,57 @@ LogicalResult ModelLowering::lowerBody(Lowering &l, Block &block) {
   return success();
 }
 
+LogicalResult ModelLowering::lowerConstant(Lowering &l,
+                                           arith::ConstantOp constant) {
+  if (constant.getType().isIndex()) {
+    Value lowered;
+    l.atAllocationPoint([&] { lowered = l.b.clone(*constant)->getResult(0); });
+    scalars.map(constant.getResult(), lowered);
+    return success();
+  }
+  // A splat f32 tensor (the seed 1 of d_loss): a filled buffer.
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+  if (!type || !splat || !type.getElementType().isF32() ||
+      !type.hasStaticShape())
+    return constant.emitOpError(
+        "only index constants and static splat f32 tensors can be lowered");
+  SmallVector<Value> dims = l.shapeOf(type, [](unsigned) { return Value(); });
+  Buffer buffer = l.allocateResult(constant.getResult(), dims);
+  if (l.sizeOnly())
+    return success();
+  Value value = l.f32(splat.getSplatValue<APFloat>().convertToDouble());
+  l.forLoop(l.index(0), l.product(dims),
+            [&](Value i) { l.store(value, buffer.flat, i); });
+  return success();
+}
+
 LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
+  auto indexArith = [&](Operation *arith) -> LogicalResult {
+    if (!arith->getResult(0).getType().isIndex())
+      return arith->emitOpError("only index arithmetic can be lowered");
+    scalars.map(arith->getResult(0), l.b.clone(*arith, scalars)->getResult(0));
+    return success();
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](arith::ConstantOp c) -> LogicalResult {
-        if (!c.getType().isIndex())
-          return c.emitOpError("only index constants can be lowered");
-        Value lowered;
-        l.atAllocationPoint([&] { lowered = l.b.clone(*c)->getResult(0); });
-        scalars.map(c.getResult(), lowered);
-        return success();
-      })
-      .Case([&](scf::ForOp loop) { return lowerDepthLoop(l, loop); })
+      .Case([&](arith::ConstantOp c) { return lowerConstant(l, c); })
+      .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp>(indexArith)
+      .Case([&](scf::ForOp loop) { return lowerLoop(l, loop); })
       .Case([&](ParamOp p) {
         Value layer = p.getLayer() ? scalars.lookup(p.getLayer()) : Value();
         return lowerParam(p, l, params, layer);
+      })
+      .Case([&](ParamGradOp p) {
+        Value layer = p.getLayer() ? scalars.lookup(p.getLayer()) : Value();
+        return lowerParamGrad(p, l, layer);
+      })
+      .Case([&](SavedOp s) -> LogicalResult {
+        if (!l.hasSlot(s.getSlot()))
+          return s.emitOpError("reads slot ")
+                 << s.getSlot() << ", which forward does not save";
+        Value layer = s.getLayer() ? scalars.lookup(s.getLayer()) : Value();
+        l.bind(s.getResult(), l.savedView(s.getSlot(), layer));
+        return success();
       })
       .Case([&](LinearOp o) { return lowerLinear(o, l); })
       .Case([&](LayerNormOp o) { return lowerLayerNorm(o, l); })
@@ -411,41 +600,110 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
       .Case([&](EmbeddingOp o) { return lowerEmbedding(o, l); })
       .Case([&](AddPositionsOp o) { return lowerAddPositions(o, l); })
       .Case([&](CrossEntropyOp o) { return lowerCrossEntropy(o, l); })
+      .Case([&](AddOp o) { return lowerAdd(o, l); })
+      .Case([&](ZerosLikeOp o) { return lowerZerosLike(o, l); })
+      .Case([&](LinearWeightGradOp o) { return lowerLinearWeightGrad(o, l); })
+      .Case([&](ReduceRowsOp o) { return lowerReduceRows(o, l); })
+      .Case([&](BatchMatmulOp o) { return lowerBatchMatmul(o, l); })
+      .Case([&](LayerNormGradOp o) { return lowerLayerNormGrad(o, l); })
+      .Case([&](RMSNormGradOp o) { return lowerRMSNormGrad(o, l); })
+      .Case([&](SoftmaxGradOp o) { return lowerSoftmaxGrad(o, l); })
+      .Case([&](MaskGradOp o) { return lowerMaskGrad(o, l); })
+      .Case([&](ActivationGradOp o) { return lowerActivationGrad(o, l); })
+      .Case([&](GLUGradOp o) { return lowerGLUGrad(o, l); })
+      .Case([&](EmbeddingGradOp o) { return lowerEmbeddingGrad(o, l); })
+      .Case([&](PositionsGradOp o) { return lowerPositionsGrad(o, l); })
+      .Case([&](CrossEntropyGradOp o) { return lowerCrossEntropyGrad(o, l); })
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
       });
 }
 
-/// The depth loop carries the residual stream in one buffer: the body's
-/// buffers have fixed offsets, reused by every iteration, and the yielded
-/// stream is copied back into the carried buffer.
-LogicalResult ModelLowering::lowerDepthLoop(Lowering &l, scf::ForOp loop) {
-  if (loop.getNumRegionIterArgs() != 1)
-    return loop.emitOpError("the depth loop must carry exactly one tensor");
-  Value init = loop.getInitArgs()[0];
-  const Buffer &initBuf = l.lookup(init);
-  Buffer carry = l.allocate(cast<ShapedType>(init.getType()).getElementType(),
-                            initBuf.dims);
+/// A loop carries tensors in buffers: values updated in place (d_params)
+/// keep theirs; the others (the residual stream and its gradient) live in
+/// one carry buffer each, which the yielded value is copied back into. The
+/// body's other buffers have fixed offsets, reused by every iteration,
+/// except what forward saves for backward: one copy per layer.
+LogicalResult ModelLowering::lowerLoop(Lowering &l, scf::ForOp loop) {
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()))
+    return loop.emitOpError("the depth loop must run from 0 with step 1");
   Block &body = *loop.getBody();
-  l.bind(body.getArgument(1), carry);
-  l.bind(loop.getResult(0), carry);
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+  SmallVector<Buffer> carries;
+  for (auto [k, init] : llvm::enumerate(loop.getInitArgs())) {
+    Buffer initBuf = l.lookup(init);
+    Buffer carry =
+        l.isInPlace(initBuf.flat)
+            ? initBuf
+            : l.allocate(cast<ShapedType>(init.getType()).getElementType(),
+                         initBuf.dims);
+    if (!l.sizeOnly() && carry.flat != initBuf.flat)
+      emitCopy(l, initBuf.flat, carry.flat, l.product(carry.dims));
+    carries.push_back(carry);
+    l.bind(body.getArgument(1 + k), carry);
+    l.bind(loop.getResult(k), carry);
+  }
+  if (l.isInPlace(carries.empty() ? Value() : carries[0].flat))
+    return loop.emitOpError("the first loop-carried value cannot be in place");
+
+  Value depth = scalars.lookup(loop.getUpperBound());
+  auto iterArgSlot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg");
+  // Saves the layer's input before the body overwrites nothing: the carry
+  // is only written at the yield, so a copy at the top is the input.
+  auto saveIterArg = [&](Value layer) {
+    if (!iterArgSlot)
+      return;
+    l.setLoopContext(depth, layer);
+    Buffer saved = l.allocateSaved(
+        iterArgSlot.getInt(),
+        cast<ShapedType>(body.getArgument(1).getType()).getElementType(),
+        carries[0].dims);
+    if (!l.sizeOnly())
+      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
+  };
+
+  // The loop's result saved for backward (tfc.save on the loop): a copy
+  // after the loop.
+  auto saveResult = [&]() {
+    auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save");
+    if (!slot)
+      return;
+    Buffer saved = l.allocateSaved(
+        slot.getInt(),
+        cast<ShapedType>(loop.getResult(0).getType()).getElementType(),
+        carries[0].dims);
+    if (!l.sizeOnly())
+      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
+    l.bind(loop.getResult(0), saved);
+  };
 
   if (l.sizeOnly()) {
-    scalars.map(loop.getInductionVar(), l.index(0));
-    return lowerBody(l, body);
+    Value layer = l.index(0);
+    scalars.map(loop.getInductionVar(), layer);
+    saveIterArg(layer);
+    l.setLoopContext(depth, layer);
+    LogicalResult result = lowerBody(l, body);
+    l.setLoopContext(Value(), Value());
+    saveResult();
+    return result;
   }
-  emitCopy(l, initBuf.flat, carry.flat, l.product(carry.dims));
-  auto lowered = scf::ForOp::create(
-      l.b, l.loc, scalars.lookup(loop.getLowerBound()),
-      scalars.lookup(loop.getUpperBound()), scalars.lookup(loop.getStep()));
+  auto lowered = scf::ForOp::create(l.b, l.loc, l.index(0), depth, l.index(1));
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPoint(lowered.getBody()->getTerminator());
   scalars.map(loop.getInductionVar(), lowered.getInductionVar());
+  saveIterArg(lowered.getInductionVar());
+  l.setLoopContext(depth, lowered.getInductionVar());
   if (failed(lowerBody(l, body)))
     return failure();
-  Value yielded = cast<scf::YieldOp>(body.getTerminator()).getOperand(0);
-  if (l.lookup(yielded).flat != carry.flat)
-    emitCopy(l, l.lookup(yielded).flat, carry.flat, l.product(carry.dims));
+  l.setLoopContext(Value(), Value());
+  for (auto [k, yielded] : llvm::enumerate(yield.getOperands())) {
+    Value flat = l.lookup(yielded).flat;
+    if (flat != carries[k].flat)
+      emitCopy(l, flat, carries[k].flat, l.product(carries[k].dims));
+  }
+  l.b.setInsertionPointAfter(lowered);
+  saveResult();
   return success();
 }
 
@@ -478,10 +736,19 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
       if (failed(verifyModelAttributes(model)))
         return signalPassFailure();
       OpBuilder mb(model);
-      ModelLowering forward(model, vectorWidth);
-      ModelLowering size(model, vectorWidth);
-      if (failed(forward.emitForward(mb)) || failed(size.emitWorkspaceSize(mb)))
+      func::FuncOp grad;
+      for (auto func : module.getOps<func::FuncOp>())
+        if (auto of = func->getAttrOfType<StringAttr>("tfc.backward_of");
+            of && of == model->getAttr("tfc.model"))
+          grad = func;
+      // Each entry point gets a fresh lowering: they share no SSA values.
+      if (failed(ModelLowering(model, grad, vectorWidth).emitForward(mb)) ||
+          (grad &&
+           failed(ModelLowering(model, grad, vectorWidth).emitBackward(mb))) ||
+          failed(ModelLowering(model, grad, vectorWidth).emitWorkspaceSize(mb)))
         return signalPassFailure();
+      if (grad)
+        grad.erase();
       model.erase();
     }
   }

@@ -46,22 +46,40 @@ SmallVector<Value> Lowering::shapeOf(ShapedType type,
   return dims;
 }
 
-Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
+Value Lowering::reserve(Value bytes) {
   OpBuilder ab = allocBuilder();
   Value start = currentOffset();
-  Value numel = arith::ConstantIndexOp::create(ab, loc, 1);
-  for (Value d : dims)
-    numel = arith::MulIOp::create(ab, loc, numel, d);
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  Value bytes = arith::MulIOp::create(
-      ab, loc, numel, arith::ConstantIndexOp::create(ab, loc, elementBytes));
   // Round the size up so the next buffer starts aligned too.
   Value mask = arith::ConstantIndexOp::create(ab, loc, kBufferAlignment - 1);
   Value padded = arith::AndIOp::create(
       ab, loc, arith::AddIOp::create(ab, loc, bytes, mask),
       arith::ConstantIndexOp::create(ab, loc, ~(kBufferAlignment - 1)));
   offset = arith::AddIOp::create(ab, loc, start, padded);
+  return start;
+}
 
+Value Lowering::viewAt(Value byteOffset, Type elementType, Value numel) {
+  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
+  return memref::ViewOp::create(b, loc, type, workspace, byteOffset,
+                                ValueRange{numel});
+}
+
+/// numel and bytes of a buffer, at the allocation point.
+static std::pair<Value, Value> sizeOf(OpBuilder &ab, Location loc,
+                                      Type elementType, ArrayRef<Value> dims) {
+  Value numel = arith::ConstantIndexOp::create(ab, loc, 1);
+  for (Value d : dims)
+    numel = arith::MulIOp::create(ab, loc, numel, d);
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  Value bytes = arith::MulIOp::create(
+      ab, loc, numel, arith::ConstantIndexOp::create(ab, loc, elementBytes));
+  return {numel, bytes};
+}
+
+Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
+  OpBuilder ab = allocBuilder();
+  auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
+  Value start = reserve(bytes);
   Buffer buffer;
   buffer.dims.assign(dims.begin(), dims.end());
   if (sizeOnly())
@@ -73,15 +91,55 @@ Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
 }
 
 Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
+  Type elementType = cast<ShapedType>(tensor.getType()).getElementType();
+  if (Operation *def = tensor.getDefiningOp())
+    if (auto slot = def->getAttrOfType<IntegerAttr>("tfc.save")) {
+      Buffer buffer = allocateSaved(slot.getInt(), elementType, dims);
+      bind(tensor, buffer);
+      return buffer;
+    }
   if (auto it = preassigned.find(tensor); it != preassigned.end()) {
     Buffer buffer = it->second;
     buffer.dims.assign(dims.begin(), dims.end());
     bind(tensor, buffer);
     return buffer;
   }
-  auto type = cast<ShapedType>(tensor.getType());
-  Buffer buffer = allocate(type.getElementType(), dims);
+  Buffer buffer = allocate(elementType, dims);
   bind(tensor, buffer);
+  return buffer;
+}
+
+Buffer Lowering::allocateSaved(int64_t slot, Type elementType,
+                               ArrayRef<Value> dims) {
+  OpBuilder ab = allocBuilder();
+  auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
+  SavedSlot record{Value(), Value(), SmallVector<Value>(dims), elementType};
+  if (loopDepth) {
+    // One aligned copy per layer.
+    Value mask = arith::ConstantIndexOp::create(ab, loc, kBufferAlignment - 1);
+    record.layerBytes = arith::AndIOp::create(
+        ab, loc, arith::AddIOp::create(ab, loc, bytes, mask),
+        arith::ConstantIndexOp::create(ab, loc, ~(kBufferAlignment - 1)));
+    record.base =
+        reserve(arith::MulIOp::create(ab, loc, record.layerBytes, loopDepth));
+  } else {
+    record.base = reserve(bytes);
+  }
+  savedSlots[slot] = record;
+  return savedView(slot, loopLayer);
+}
+
+Buffer Lowering::savedView(int64_t slot, Value layer) {
+  const SavedSlot &record = savedSlots.find(slot)->second;
+  Buffer buffer;
+  buffer.dims = record.dims;
+  if (sizeOnly())
+    return buffer;
+  Value numel = product(record.dims);
+  Value start = record.base;
+  if (record.layerBytes)
+    start = add(start, mul(layer, record.layerBytes));
+  buffer.flat = viewAt(start, record.elementType, numel);
   return buffer;
 }
 

@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
 
@@ -44,6 +45,9 @@ public:
   int64_t vectorWidth;
 
   bool sizeOnly() const { return mode == Mode::SizeOnly; }
+  /// Backward replays forward's allocations in SizeOnly mode first, to find
+  /// the saved slots, then emits its own code.
+  void setMode(Mode newMode) { mode = newMode; }
 
   //===--- Buffers and the workspace ---===//
 
@@ -56,8 +60,39 @@ public:
 
   /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements.
   Buffer allocate(Type elementType, ArrayRef<Value> dims);
-  /// Allocates a buffer for a tensor result and records it.
+  /// Allocates a buffer for a tensor result and records it. A value forward
+  /// saves for backward (`tfc.save = slot` on its op) gets its slot instead:
+  /// one copy per layer inside the depth loop.
   Buffer allocateResult(Value tensor, ArrayRef<Value> dims);
+
+  //===--- Values saved by forward for backward ---===//
+
+  /// Where forward keeps slot `slot`: `base` bytes into the workspace, plus
+  /// `layerBytes` per layer for values of the depth loop (0 otherwise).
+  struct SavedSlot {
+    Value base;
+    Value layerBytes;
+    SmallVector<Value> dims;
+    Type elementType;
+  };
+
+  /// Allocates slot `slot` (per layer inside the depth loop) and returns the
+  /// current layer's view of it.
+  Buffer allocateSaved(int64_t slot, Type elementType, ArrayRef<Value> dims);
+  /// The view of a slot allocated earlier at `layer` (null outside loops).
+  Buffer savedView(int64_t slot, Value layer);
+  bool hasSlot(int64_t slot) const { return savedSlots.count(slot); }
+
+  /// The depth loop being lowered: its trip count (at the allocation point)
+  /// and the current layer index. Null outside the loop.
+  void setLoopContext(Value depth, Value layer) {
+    loopDepth = depth;
+    loopLayer = layer;
+  }
+
+  /// Buffers updated in place through their tensor versions (d_params).
+  void markInPlace(Value flat) { inPlace.insert(flat); }
+  bool isInPlace(Value flat) const { return flat && inPlace.count(flat); }
 
   /// Makes `buffer` the result buffer of `tensor` when it is allocated (the
   /// caller's output arrays, so results need no final copy).
@@ -111,6 +146,15 @@ public:
 
 private:
   OpBuilder allocBuilder();
+  /// Advances the running offset by `bytes` (rounded up to the alignment)
+  /// and returns the start, at the allocation point.
+  Value reserve(Value bytes);
+  /// A flat view of `numel` elements at `byteOffset`, at the insertion point.
+  Value viewAt(Value byteOffset, Type elementType, Value numel);
+
+  llvm::DenseMap<int64_t, SavedSlot> savedSlots;
+  Value loopDepth, loopLayer;
+  llvm::SmallPtrSet<Value, 4> inPlace;
 
   Operation *allocPoint = nullptr;
   Value workspace;

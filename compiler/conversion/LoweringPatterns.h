@@ -31,6 +31,8 @@ Value reassocAdd(Lowering &l, Value a, Value c);
 
 /// `layer` is the lowered depth-loop index, or null for global parameters.
 LogicalResult lowerParam(ParamOp op, Lowering &l, Value params, Value layer);
+/// Adds the gradient into d_params in place (the result is the same buffer).
+LogicalResult lowerParamGrad(ParamGradOp op, Lowering &l, Value layer);
 LogicalResult lowerLinear(LinearOp op, Lowering &l);
 LogicalResult lowerLayerNorm(LayerNormOp op, Lowering &l);
 LogicalResult lowerRMSNorm(RMSNormOp op, Lowering &l);

@@ -16,8 +16,8 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 void mlir::tfc::emitElementwise(Lowering &l, ArrayRef<Value> inputs,
-                            const Buffer &out,
-                            function_ref<Value(ValueRange)> fn) {
+                                const Buffer &out,
+                                function_ref<Value(ValueRange)> fn) {
   Value width = out.dims.back();
   l.parallelFor(rowCount(l, out), [&](Value row) {
     Value base = l.mul(row, width);

@@ -41,9 +41,28 @@ std::string forwardParameters(const Spec &spec) {
   return p;
 }
 
+/// The parameter list of backward, in ABI order (docs/abi.md).
+std::string backwardParameters(const Spec &spec) {
+  std::string p = "tfc_runtime *rt, const float *params";
+  bool loss = spec.head && spec.head->loss == LossKind::CrossEntropy;
+  if (!loss)
+    p += spec.head ? ",\n    const float *d_logits /* [batch, seq, vocab] */"
+                   : ",\n    const float *d_y /* [batch, seq, d_model] */";
+  if (!spec.embedding)
+    p += ",\n    float *d_x /* [batch, seq, d_model] */";
+  if (spec.attention.cross)
+    p += ",\n    float *d_enc /* [batch, enc_seq, d_model] */";
+  p += ",\n    float *d_params /* += gradients, layout of params */";
+  p += ",\n    void *workspace, int64_t batch, int64_t seq";
+  if (spec.attention.cross)
+    p += ", int64_t enc_seq";
+  return p;
+}
+
 } // namespace
 
-std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout) {
+std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
+                            bool backward) {
   std::string name = spec.name, up = upper(spec.name);
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -70,6 +89,7 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout) {
   define("HAS_HEAD", spec.head.has_value());
   define("HAS_LOSS", loss);
   define("HAS_CROSS", spec.attention.cross);
+  define("HAS_BACKWARD", backward);
   define("PARAM_COUNT", layout.total);
   std::vector<ParamTensor> tensors = layout.flatten();
   define("NUM_TENSORS", int64_t(tensors.size()));
@@ -96,8 +116,19 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout) {
      << "int32_t " << name << "_init(float *params, uint64_t seed);\n\n"
      << "/* Forward pass. workspace: 64-byte aligned, workspace_size bytes.\n"
      << " * rt may be NULL (single-threaded). Returns a tfc_status. */\n"
-     << "int32_t " << name << "_forward(" << forwardParameters(spec) << ");\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+     << "int32_t " << name << "_forward(" << forwardParameters(spec)
+     << ");\n\n";
+  if (backward)
+    os << "/* Backward pass: call after " << name
+       << "_forward with the same params, workspace,\n"
+       << " * batch and seq. Adds (+=) the parameter gradients into d_params "
+          "(zero it\n"
+       << " * first unless accumulating) and overwrites the input gradients. "
+          "With a\n"
+       << " * loss it starts from the loss. Returns a tfc_status. */\n"
+       << "int32_t " << name << "_backward(" << backwardParameters(spec)
+       << ");\n\n";
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }
 

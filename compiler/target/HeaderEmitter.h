@@ -11,8 +11,9 @@
 namespace tfc {
 
 /// `NAME.h`: sizes as macros, the parameter table, and the prototypes of
-/// the generated functions (docs/abi.md).
-std::string emitHeader(const spec::Spec &spec, const ParamLayout &layout);
+/// the generated functions (docs/abi.md); NAME_backward if `backward`.
+std::string emitHeader(const spec::Spec &spec, const ParamLayout &layout,
+                       bool backward);
 
 /// The same parameter table as JSON, for tools and the PyTorch oracle.
 std::string emitLayoutJson(const spec::Spec &spec, const ParamLayout &layout);

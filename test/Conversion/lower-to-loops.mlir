@@ -205,7 +205,7 @@ func.func @dec(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:               memref.store
 // CHECK:             scf.reduce
 // CHECK-NEXT:      }
-// CHECK-NEXT:      scf.for %[[L:[a-z0-9]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} {
+// CHECK:           scf.for %[[L:[a-z0-9]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} {
 // CHECK:             %[[STRIDE:.*]] = arith.constant 72 : index
 // CHECK:             arith.muli %[[L]], %[[STRIDE]] : index
 // CHECK:             scf.parallel

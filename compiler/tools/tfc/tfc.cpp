@@ -17,6 +17,7 @@
 #include "target/HeaderEmitter.h"
 #include "target/ObjectEmitter.h"
 #include "tfc/Dialect/TfcDialect.h"
+#include "transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -62,6 +63,11 @@ cl::opt<std::string> mcpu("mcpu",
                           cl::desc("CPU name (default: the spec's, "
                                    "else the host's)"),
                           cl::init(""), cl::cat(tfcCategory));
+cl::opt<bool> forwardOnly(
+    "forward-only",
+    cl::desc("Inference only: no NAME_backward, and forward saves nothing "
+             "for it (a smaller workspace)"),
+    cl::init(false), cl::cat(tfcCategory));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
@@ -107,6 +113,7 @@ int main(int argc, char **argv) {
   // Pass names must be registered before the IR-printing options that take
   // them (--mlir-print-ir-after=PASS).
   mlir::tfc::registerConversionPasses();
+  mlir::tfc::registerTransformsPasses();
   mlir::registerPassManagerCLOptions();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "tfc " << TFC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
@@ -136,7 +143,7 @@ int main(int argc, char **argv) {
   case Emit::Spec:
     return writeText(out, tfc::spec::printSpec(*spec)) ? 0 : 1;
   case Emit::Header:
-    return writeText(out, tfc::emitHeader(*spec, layout)) ? 0 : 1;
+    return writeText(out, tfc::emitHeader(*spec, layout, !forwardOnly)) ? 0 : 1;
   case Emit::Layout:
     return writeText(out, tfc::emitLayoutJson(*spec, layout)) ? 0 : 1;
   default:
@@ -176,6 +183,8 @@ int main(int argc, char **argv) {
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
+  if (!forwardOnly)
+    pm.addPass(mlir::tfc::createTfcDeriveBackward());
   mlir::tfc::CpuPipelineOptions options;
   options.vectorWidth = tfc::vectorWidthOf(*machine);
   mlir::tfc::buildCpuPipeline(pm, options);
@@ -213,7 +222,7 @@ int main(int argc, char **argv) {
   if (object && out != "-") {
     SmallString<256> header(out);
     sys::path::replace_extension(header, ".h");
-    if (!writeText(header, tfc::emitHeader(*spec, layout)))
+    if (!writeText(header, tfc::emitHeader(*spec, layout, !forwardOnly)))
       return 1;
   }
   return 0;

@@ -1,0 +1,623 @@
+//===- GradLowering.cpp - Ops of derived backward blocks --------*- C++ -*-===//
+//
+// The gradient ops that tfc-derive-backward emits, lowered like the forward
+// ops: rowwise ops run one parallel iteration per row, matmul gradients go
+// through the shared matmul with strided operands.
+//
+// Gradients summed over rows (bias, gamma, embedding and position tables)
+// must not depend on the thread count: no atomics, and no partial sums
+// whose split follows the threads. They run one parallel iteration per
+// chunk of columns, each adding all rows in row order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Columns per parallel iteration of a column sum: two cache lines, so no
+/// two iterations write the same line, and d_model / 32 iterations (24 for
+/// d = 768) to share among the threads.
+static constexpr int64_t kColumnChunk = 32;
+
+/// Elements per parallel iteration of flat loops, as in emitCopy.
+static constexpr int64_t kFlatChunk = 4096;
+
+/// `body(i)` for every i in [0, numel), in parallel chunks. Works for any
+/// rank, 0-d included.
+static void forEachElement(Lowering &l, Value numel,
+                           function_ref<void(Value)> body) {
+  l.parallelFor(l.divUp(numel, kFlatChunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(kFlatChunk));
+    Value end = l.minIdx(l.add(begin, l.index(kFlatChunk)), numel);
+    l.forLoop(begin, end, body);
+  });
+}
+
+/// `body(begin, end)` for the column chunks [begin, end) of [0, width), one
+/// parallel iteration each.
+static void forColumnChunks(Lowering &l, Value width,
+                            function_ref<void(Value, Value)> body) {
+  l.parallelFor(l.divUp(width, kColumnChunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(kColumnChunk));
+    Value end = l.minIdx(l.add(begin, l.index(kColumnChunk)), width);
+    body(begin, end);
+  });
+}
+
+/// outs[o][j] = sum over rows r, in order, of terms(r, j)[o], for j < width.
+/// `rowSetup(r)` runs once per row per chunk (loads of per-row values) and
+/// its results are passed to `terms`.
+static void emitColumnSums(
+    Lowering &l, Value rows, Value width, ArrayRef<Value> outs,
+    function_ref<SmallVector<Value>(Value)> rowSetup,
+    function_ref<SmallVector<Value>(Value, Value, ValueRange)> terms) {
+  forColumnChunks(l, width, [&](Value begin, Value end) {
+    l.forLoop(begin, end, [&](Value j) {
+      for (Value out : outs)
+        l.store(l.f32(0.0), out, j);
+    });
+    // Rows outside, columns inside: the inner loop is contiguous and
+    // vectorises, and each column still adds its rows in order.
+    l.forLoop(l.index(0), rows, [&](Value r) {
+      SmallVector<Value> perRow = rowSetup(r);
+      l.forLoop(begin, end, [&](Value j) {
+        SmallVector<Value> values = terms(r, j, perRow);
+        for (auto [out, v] : llvm::zip_equal(outs, values))
+          l.store(arith::AddFOp::create(l.b, l.loc, l.load(out, j), v), out, j);
+      });
+    });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Plumbing
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::tfc::lowerAdd(AddOp op, Lowering &l) {
+  const Buffer &lhs = l.lookup(op.getLhs());
+  const Buffer &rhs = l.lookup(op.getRhs());
+  Buffer out = l.allocateResult(op.getResult(), lhs.dims);
+  if (l.sizeOnly())
+    return success();
+  forEachElement(l, l.product(out.dims), [&](Value i) {
+    Value sum = arith::AddFOp::create(l.b, l.loc, l.load(lhs.flat, i),
+                                      l.load(rhs.flat, i));
+    l.store(sum, out.flat, i);
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerZerosLike(ZerosLikeOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  Value zero = l.f32(0.0);
+  forEachElement(l, l.product(out.dims),
+                 [&](Value i) { l.store(zero, out.flat, i); });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of matmuls
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::tfc::lowerLinearWeightGrad(LinearWeightGradOp op,
+                                               Lowering &l) {
+  const Buffer &x = l.lookup(op.getInput());
+  const Buffer &dy = l.lookup(op.getGrad());
+  bool transpose = op.getTransposeWeight();
+  Value inWidth = x.dims.back(), outWidth = dy.dims.back();
+  // [in, out], or [out, in] for a transposed weight; weights are static, the
+  // operand widths are the fallback for a dynamic result type.
+  SmallVector<Value> dims =
+      l.shapeOf(op.getResult().getType(), [&](unsigned i) -> Value {
+        return (i == 0) != transpose ? inWidth : outWidth;
+      });
+  Buffer out = l.allocateResult(op.getResult(), dims);
+  MatmulProblem p;
+  l.atAllocationPoint([&] {
+    // C[m, n] = sum over rows r of A[m, r] * B[r, n]: the rows are the
+    // contraction, and the operand that gives C's rows is read transposed.
+    const Buffer &left = transpose ? dy : x;
+    const Buffer &right = transpose ? x : dy;
+    Value zero = l.index(0), one = l.index(1);
+    p.batch = one;
+    p.m = dims[0];
+    p.n = dims[1];
+    p.k = rowCount(l, x);
+    p.a = MatrixRef{left.flat, zero, zero, one, p.m};
+    p.bMat = MatrixRef{right.flat, zero, zero, p.n, one};
+    p.c = MatrixRef{out.flat, zero, zero, p.n, one};
+  });
+  emitMatmul(l, p);
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerReduceRows(ReduceRowsOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Value width = in.dims.back();
+  Buffer out = l.allocateResult(op.getResult(), {width});
+  if (l.sizeOnly())
+    return success();
+  emitColumnSums(
+      l, rowCount(l, in), width, {out.flat},
+      [&](Value) { return SmallVector<Value>(); },
+      [&](Value r, Value j, ValueRange) -> SmallVector<Value> {
+        return {l.load(in.flat, l.add(l.mul(r, width), j))};
+      });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerBatchMatmul(BatchMatmulOp op, Lowering &l) {
+  const Buffer &a = l.lookup(op.getLhs());
+  const Buffer &bm = l.lookup(op.getRhs());
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  // lhs is [b, h, m, k] ([b, h, k, m] transposed), rhs [b, h, k, n] ([b, h,
+  // n, k] transposed).
+  Value m = a.dims[ta ? 3 : 2], k = a.dims[ta ? 2 : 3];
+  Value n = bm.dims[tb ? 2 : 3];
+  Buffer out = l.allocateResult(op.getResult(), {a.dims[0], a.dims[1], m, n});
+  MatmulProblem p;
+  l.atAllocationPoint([&] {
+    Value one = l.index(1), zero = l.index(0);
+    p.batch = l.mul(a.dims[0], a.dims[1]);
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    Value mk = l.mul(m, k), kn = l.mul(k, n);
+    p.a = ta ? MatrixRef{a.flat, zero, mk, one, m}
+             : MatrixRef{a.flat, zero, mk, k, one};
+    p.bMat = tb ? MatrixRef{bm.flat, zero, kn, one, k}
+                : MatrixRef{bm.flat, zero, kn, n, one};
+    p.c = MatrixRef{out.flat, zero, l.mul(m, n), n, one};
+  });
+  emitMatmul(l, p);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of norms, softmax, mask, activations
+//===----------------------------------------------------------------------===//
+
+/// Shared body of the norm gradients. With xhat = (x - mean) * rstd and
+/// g = dy * gamma:
+///   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
+///   dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy;
+/// RMSNorm has no mean (and no mean(g) term) and no beta.
+///
+/// Pass 1 (parallel over rows) recomputes the row statistics exactly as the
+/// forward does, writes dx and keeps mean and rstd per row; pass 2
+/// (parallel over column chunks) sums dgamma and dbeta in row order.
+static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
+                                   Value gamma, Value grad, double epsilon,
+                                   bool subtractMean) {
+  int64_t width = cast<ShapedType>(input.getType()).getShape().back();
+  if (ShapedType::isDynamic(width))
+    return op->emitOpError("needs a static normalised width");
+  const Buffer &in = l.lookup(input);
+  const Buffer &gammaBuf = l.lookup(gamma);
+  const Buffer &dy = l.lookup(grad);
+  Buffer dx = l.allocateResult(op->getResult(0), in.dims);
+  Buffer dgamma = l.allocateResult(op->getResult(1), gammaBuf.dims);
+  Buffer dbeta;
+  if (subtractMean)
+    dbeta = l.allocateResult(op->getResult(2), gammaBuf.dims);
+  Value rows;
+  l.atAllocationPoint([&] { rows = rowCount(l, in); });
+  // [rows, 2]: mean and rstd of each row, from pass 1 to pass 2.
+  Buffer stats = l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value g = gammaBuf.flat;
+  Value w = l.index(width);
+  Value invWidth = l.f32(1.0 / double(width));
+  auto mulf = [&](Value x, Value y) -> Value {
+    return arith::MulFOp::create(b, loc, x, y);
+  };
+  auto subf = [&](Value x, Value y) -> Value {
+    return arith::SubFOp::create(b, loc, x, y);
+  };
+
+  l.parallelFor(rows, [&](Value row) {
+    Value base = l.mul(row, w);
+    // Sums over the row of terms(i, base + i), one accumulator per term.
+    auto sumOf = [&](int64_t count,
+                     function_ref<SmallVector<Value>(Value, Value)> terms) {
+      SmallVector<Value> init(count, l.f32(0.0));
+      return l.forLoop(l.index(0), w, init,
+                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                         SmallVector<Value> t = terms(i, l.add(base, i));
+                         SmallVector<Value> next;
+                         for (auto [a, v] : llvm::zip_equal(acc, t))
+                           next.push_back(reassocAdd(l, a, v));
+                         return next;
+                       });
+    };
+    // The statistics, as lowerNorm computes them.
+    Value mean = l.f32(0.0);
+    if (subtractMean)
+      mean = mulf(sumOf(1,
+                        [&](Value, Value idx) -> SmallVector<Value> {
+                          return {l.load(in.flat, idx)};
+                        })[0],
+                  invWidth);
+    Value sq = sumOf(1, [&](Value, Value idx) -> SmallVector<Value> {
+      Value d = subf(l.load(in.flat, idx), mean);
+      return {mulf(d, d)};
+    })[0];
+    Value rstd = math::RsqrtOp::create(
+        b, loc,
+        arith::AddFOp::create(b, loc, mulf(sq, invWidth), l.f32(epsilon)));
+    Value statsBase = l.mul(row, l.index(2));
+    l.store(mean, stats.flat, statsBase);
+    l.store(rstd, stats.flat, l.add(statsBase, l.index(1)));
+
+    auto xhatAt = [&](Value idx) {
+      return mulf(subf(l.load(in.flat, idx), mean), rstd);
+    };
+    auto gAt = [&](Value i, Value idx) {
+      return mulf(l.load(dy.flat, idx), l.load(g, i));
+    };
+    SmallVector<Value> sums =
+        sumOf(2, [&](Value i, Value idx) -> SmallVector<Value> {
+          Value gi = gAt(i, idx);
+          return {gi, mulf(gi, xhatAt(idx))};
+        });
+    Value meanG = subtractMean ? mulf(sums[0], invWidth) : Value();
+    Value meanGX = mulf(sums[1], invWidth);
+    l.forLoop(l.index(0), w, [&](Value i) {
+      Value idx = l.add(base, i);
+      Value v = gAt(i, idx);
+      if (meanG)
+        v = subf(v, meanG);
+      v = subf(v, mulf(xhatAt(idx), meanGX));
+      l.store(mulf(rstd, v), dx.flat, idx);
+    });
+  });
+
+  SmallVector<Value> outs = {dgamma.flat};
+  if (subtractMean)
+    outs.push_back(dbeta.flat);
+  emitColumnSums(
+      l, rows, w, outs,
+      [&](Value r) -> SmallVector<Value> {
+        Value statsBase = l.mul(r, l.index(2));
+        return {l.load(stats.flat, statsBase),
+                l.load(stats.flat, l.add(statsBase, l.index(1)))};
+      },
+      [&](Value r, Value j, ValueRange perRow) -> SmallVector<Value> {
+        Value idx = l.add(l.mul(r, w), j);
+        Value xhat = mulf(subf(l.load(in.flat, idx), perRow[0]), perRow[1]);
+        Value d = l.load(dy.flat, idx);
+        SmallVector<Value> terms = {mulf(d, xhat)};
+        if (subtractMean)
+          terms.push_back(d);
+        return terms;
+      });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerLayerNormGrad(LayerNormGradOp op, Lowering &l) {
+  return lowerNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
+                       op.getEpsilon().convertToDouble(),
+                       /*subtractMean=*/true);
+}
+
+LogicalResult mlir::tfc::lowerRMSNormGrad(RMSNormGradOp op, Lowering &l) {
+  return lowerNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
+                       op.getEpsilon().convertToDouble(),
+                       /*subtractMean=*/false);
+}
+
+LogicalResult mlir::tfc::lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l) {
+  const Buffer &p = l.lookup(op.getProbs());
+  const Buffer &dp = l.lookup(op.getGrad());
+  Buffer out = l.allocateResult(op.getResult(), p.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value width = p.dims.back();
+  l.parallelFor(rowCount(l, p), [&](Value row) {
+    Value base = l.mul(row, width);
+    // dx = p * (dp - sum_j dp_j p_j)
+    Value dot =
+        l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
+                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                    Value idx = l.add(base, j);
+                    Value t = arith::MulFOp::create(
+                        b, loc, l.load(dp.flat, idx), l.load(p.flat, idx));
+                    return {reassocAdd(l, acc[0], t)};
+                  })[0];
+    l.forLoop(l.index(0), width, [&](Value j) {
+      Value idx = l.add(base, j);
+      Value d = arith::SubFOp::create(b, loc, l.load(dp.flat, idx), dot);
+      l.store(arith::MulFOp::create(b, loc, l.load(p.flat, idx), d), out.flat,
+              idx);
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerMaskGrad(MaskGradOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getGrad());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  bool causal = op.getKind() == MaskKind::causal;
+  Value queries = in.dims[in.dims.size() - 2];
+  Value keys = in.dims.back();
+  Value zero = l.f32(0.0);
+  // The entries lowerMask set to -inf are constants: no gradient flows.
+  l.parallelFor(rowCount(l, in), [&](Value row) {
+    Value i = arith::RemUIOp::create(b, loc, row, queries);
+    Value base = l.mul(row, keys);
+    l.forLoop(l.index(0), keys, [&](Value j) {
+      Value d = l.load(in.flat, l.add(base, j));
+      if (causal) {
+        Value future =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
+        d = arith::SelectOp::create(b, loc, future, zero, d);
+      }
+      l.store(d, out.flat, l.add(base, j));
+    });
+  });
+  return success();
+}
+
+/// act'(x) for the activations of applyActivation.
+static Value activationDerivative(Lowering &l, ActivationKind kind, Value x) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto mulf = [&](Value a, Value c) -> Value {
+    return arith::MulFOp::create(b, loc, a, c);
+  };
+  auto addf = [&](Value a, Value c) -> Value {
+    return arith::AddFOp::create(b, loc, a, c);
+  };
+  auto subf = [&](Value a, Value c) -> Value {
+    return arith::SubFOp::create(b, loc, a, c);
+  };
+  switch (kind) {
+  case ActivationKind::relu: {
+    // 0 at x = 0, as PyTorch.
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, l.f32(0.0));
+    return arith::SelectOp::create(b, loc, positive, l.f32(1.0), l.f32(0.0));
+  }
+  case ActivationKind::gelu: {
+    // Phi(x) + x phi(x) = 0.5 (1 + erf(x / sqrt 2))
+    //                     + x exp(-x^2 / 2) / sqrt(2 pi)
+    Value cdf =
+        mulf(addf(math::ErfOp::create(b, loc, mulf(x, l.f32(M_SQRT1_2))),
+                  l.f32(1.0)),
+             l.f32(0.5));
+    Value pdf = mulf(math::ExpOp::create(b, loc, mulf(mulf(x, x), l.f32(-0.5))),
+                     l.f32(0.5 * M_2_SQRTPI * M_SQRT1_2));
+    return addf(cdf, mulf(x, pdf));
+  }
+  case ActivationKind::gelu_tanh: {
+    // With u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u):
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+    Value c = l.f32(std::sqrt(2.0 / M_PI));
+    Value x2 = mulf(x, x);
+    Value u = mulf(addf(x, mulf(mulf(x2, x), l.f32(0.044715))), c);
+    Value t = math::TanhOp::create(b, loc, u);
+    Value du = mulf(addf(mulf(x2, l.f32(3.0 * 0.044715)), l.f32(1.0)), c);
+    Value left = mulf(addf(t, l.f32(1.0)), l.f32(0.5));
+    Value right =
+        mulf(mulf(mulf(x, l.f32(0.5)), subf(l.f32(1.0), mulf(t, t))), du);
+    return addf(left, right);
+  }
+  case ActivationKind::silu: {
+    // s (1 + x (1 - s)) with s = sigmoid(x)
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    Value s = arith::DivFOp::create(b, loc, l.f32(1.0), addf(e, l.f32(1.0)));
+    return mulf(s, addf(mulf(x, subf(l.f32(1.0), s)), l.f32(1.0)));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+LogicalResult mlir::tfc::lowerActivationGrad(ActivationGradOp op, Lowering &l) {
+  const Buffer &x = l.lookup(op.getInput());
+  const Buffer &dy = l.lookup(op.getGrad());
+  Buffer out = l.allocateResult(op.getResult(), x.dims);
+  if (l.sizeOnly())
+    return success();
+  emitElementwise(l, {x.flat, dy.flat}, out, [&](ValueRange v) -> Value {
+    return arith::MulFOp::create(
+        l.b, l.loc, activationDerivative(l, op.getKind(), v[0]), v[1]);
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerGLUGrad(GLUGradOp op, Lowering &l) {
+  const Buffer &gate = l.lookup(op.getGate());
+  const Buffer &up = l.lookup(op.getUp());
+  const Buffer &dy = l.lookup(op.getGrad());
+  Buffer dgate = l.allocateResult(op.getGateGrad(), gate.dims);
+  Buffer dup = l.allocateResult(op.getUpGrad(), gate.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value width = gate.dims.back();
+  // Both gradients in one sweep: they share the loads and, after CSE, the
+  // transcendental of the gate.
+  l.parallelFor(rowCount(l, gate), [&](Value row) {
+    Value base = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value i) {
+      Value idx = l.add(base, i);
+      Value gv = l.load(gate.flat, idx);
+      Value d = l.load(dy.flat, idx);
+      Value dAct = arith::MulFOp::create(
+          b, loc, activationDerivative(l, op.getKind(), gv), d);
+      l.store(arith::MulFOp::create(b, loc, dAct, l.load(up.flat, idx)),
+              dgate.flat, idx);
+      l.store(arith::MulFOp::create(b, loc,
+                                    applyActivation(l, op.getKind(), gv), d),
+              dup.flat, idx);
+    });
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of embedding, positions, loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::tfc::lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l) {
+  const Buffer &tokens = l.lookup(op.getTokens());
+  const Buffer &dy = l.lookup(op.getGrad());
+  // [vocab, d], static (verified).
+  Buffer out = l.allocateResult(
+      op.getResult(),
+      l.shapeOf(op.getResult().getType(), [](unsigned) { return Value(); }));
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value width = out.dims[1];
+  Value lastRow = l.sub(out.dims[0], l.index(1));
+  Value zero = l.f32(0.0);
+  forEachElement(l, l.product(out.dims),
+                 [&](Value i) { l.store(zero, out.flat, i); });
+  // A token repeated in the batch adds into the same table row: the rows are
+  // scattered in order within each column chunk, never concurrently.
+  forColumnChunks(l, width, [&](Value begin, Value end) {
+    l.forLoop(l.index(0), l.product(tokens.dims), [&](Value r) {
+      Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                            l.load(tokens.flat, r));
+      // Clamped like lowerEmbedding, so writes stay in bounds.
+      id = arith::MaxSIOp::create(b, loc, l.minIdx(id, lastRow), l.index(0));
+      Value src = l.mul(r, width), dst = l.mul(id, width);
+      l.forLoop(begin, end, [&](Value j) {
+        Value idx = l.add(dst, j);
+        Value sum = arith::AddFOp::create(b, loc, l.load(out.flat, idx),
+                                          l.load(dy.flat, l.add(src, j)));
+        l.store(sum, out.flat, idx);
+      });
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerPositionsGrad(PositionsGradOp op, Lowering &l) {
+  const Buffer &dy = l.lookup(op.getGrad());
+  // [max_seq, d], static (verified).
+  Buffer out = l.allocateResult(
+      op.getResult(),
+      l.shapeOf(op.getResult().getType(), [](unsigned) { return Value(); }));
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value batch = dy.dims[0], seq = dy.dims[1], width = out.dims[1];
+  Value zero = l.f32(0.0);
+  l.parallelFor(out.dims[0], [&](Value pos) {
+    Value dst = l.mul(pos, width);
+    l.forLoop(l.index(0), width,
+              [&](Value j) { l.store(zero, out.flat, l.add(dst, j)); });
+    // Positions at or past seq were not used: their rows stay zero.
+    Value used =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, seq);
+    Value count = arith::SelectOp::create(b, loc, used, batch, l.index(0));
+    l.forLoop(l.index(0), count, [&](Value bt) {
+      Value src = l.mul(l.add(l.mul(bt, seq), pos), width);
+      l.forLoop(l.index(0), width, [&](Value j) {
+        Value idx = l.add(dst, j);
+        Value sum = arith::AddFOp::create(b, loc, l.load(out.flat, idx),
+                                          l.load(dy.flat, l.add(src, j)));
+        l.store(sum, out.flat, idx);
+      });
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
+                                               Lowering &l) {
+  const Buffer &logits = l.lookup(op.getLogits());
+  const Buffer &targets = l.lookup(op.getTargets());
+  const Buffer &dloss = l.lookup(op.getGrad());
+  Buffer out = l.allocateResult(op.getResult(), logits.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value rows = l.mul(logits.dims[0], logits.dims[1]);
+  Value vocab = logits.dims[2];
+  Value vocabI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), vocab);
+  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  auto isValid = [&](Value target) -> Value {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
+                              zeroI32),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
+                              vocabI32));
+  };
+  // The forward's mean divides by the number of valid targets: count them
+  // serially (exact, in index), then scale = dloss / max(count, 1).
+  Value count =
+      l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
+                [&](Value row, ValueRange acc) -> SmallVector<Value> {
+                  Value valid = isValid(l.load(targets.flat, row));
+                  return {arith::SelectOp::create(
+                      b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
+                })[0];
+  Value countF = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), count));
+  Value scale = arith::DivFOp::create(
+      b, loc, l.load(dloss.flat, l.index(0)),
+      arith::MaximumFOp::create(b, loc, countF, l.f32(1.0)));
+  Value minusInf = l.f32(-INFINITY);
+  Value zero = l.f32(0.0);
+  l.parallelFor(rows, [&](Value row) {
+    Value base = l.mul(row, vocab);
+    Value target = l.load(targets.flat, row);
+    Value valid = isValid(target);
+    Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
+    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), safeTarget);
+    // softmax as lowerSoftmax: exp(x - max) stored, then normalised.
+    Value max =
+        l.forLoop(l.index(0), vocab, ValueRange{minusInf},
+                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                    return {arith::MaximumFOp::create(
+                        b, loc, acc[0], l.load(logits.flat, l.add(base, j)))};
+                  })[0];
+    Value sum = l.forLoop(l.index(0), vocab, ValueRange{zero},
+                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                            Value x = l.load(logits.flat, l.add(base, j));
+                            Value e = math::ExpOp::create(
+                                b, loc, arith::SubFOp::create(b, loc, x, max));
+                            l.store(e, out.flat, l.add(base, j));
+                            return {reassocAdd(l, acc[0], e)};
+                          })[0];
+    Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+    l.forLoop(l.index(0), vocab, [&](Value j) {
+      Value idx = l.add(base, j);
+      Value p = arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv);
+      Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, t);
+      Value d = arith::SubFOp::create(
+          b, loc, p, arith::SelectOp::create(b, loc, hit, l.f32(1.0), zero));
+      d = arith::MulFOp::create(b, loc, d, scale);
+      // Ignored rows get exactly zero, whatever their logits.
+      l.store(arith::SelectOp::create(b, loc, valid, d, zero), out.flat, idx);
+    });
+  });
+  return success();
+}
