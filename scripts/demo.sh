@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian 12 machine: install what is missing, build
 # tfc, compile examples/specs/gpt2.toml to an object and a header, link them
-# into examples/gpt2/main.c with the runtime, and run a forward pass.
+# into examples/gpt2/main.c with the runtime, and run a forward pass; then
+# train the copy task of seed 001 briefly (pre- vs post-LN) with compiled
+# forward and backward, and print where the plots went.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/out"
@@ -20,3 +22,7 @@ cc -O2 -I "$root/runtime/include" -I "$out" "$root/examples/gpt2/main.c" \
 
 echo "== out/gpt2_demo (batch 2, seq 64)"
 "$out/gpt2_demo" 2 64
+
+echo
+echo "== examples/copy_task/run.sh short (seed 001's copy task, pre- vs post-LN)"
+bash "$root/examples/copy_task/run.sh" short

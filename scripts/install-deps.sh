@@ -11,6 +11,8 @@ packages=(
   libtomlplusplus-dev libfmt-dev libgtest-dev
   # Tests: lit/FileCheck come with llvm-22-tools; the oracle is PyTorch.
   python3 python3-torch python3-numpy
+  # Plots of the copy-task experiments.
+  gnuplot-nox
   # Benchmark reference only (never linked into tfc or its runtime).
   libopenblas-dev
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Conformance of tfc-generated forward passes against the PyTorch oracle.
+"""Conformance of tfc-generated forward and backward passes against the PyTorch oracle.
 
 For every spec of a matrix (all norm type x position x activation x mask
 blocks, cross-attention variants, embeddings and heads with and without
@@ -16,10 +16,20 @@ loss, odd widths) this script
      a layout mistake) and, for several (batch, seq[, enc_seq], threads),
      writes random inputs, runs the harness and compares every output with
      the float64 oracle: max|out - ref| <= rtol * max(1, max|ref|);
-  5. checks that out-of-range batch / seq are rejected with TFC_ERR_BAD_SHAPE.
+  5. checks that out-of-range batch / seq are rejected with TFC_ERR_BAD_SHAPE;
+  6. gradients: for a few (batch, seq[, enc_seq], threads) runs forward and
+     NAME_backward (harness -b) and compares every parameter gradient and
+     the input gradients d_x / d_enc with float64 autograd of the oracle,
+     starting from the model's loss, or else from loss := sum(out * d_out)
+     for a random d_y / d_logits. Metric per tensor: max|ours - ref| /
+     max(max|ref|, floor); bound --grad-rtol (1e-3). The case line names the
+     worst tensor. The harness also checks backward's status codes (NULL
+     pointers, bad shapes) and that it leaves params alone;
+  7. accumulation (harness -a, one shape): forward + backward twice into the
+     same buffers; d_params must double, d_x / d_enc must not change.
 
-Prints one line per case and finally `N passed, M failed`; exits 1 on any
-failure. Example:
+Prints one line per case, the worst errors of the run, and finally
+`N passed, M failed`; exits 1 on any failure. Example:
 
   test/Numerics/conformance.py --tfc build/bin/tfc --runtime-lib build/lib \\
       --include runtime/include --quick -j 2 --keep /tmp/conf
@@ -49,6 +59,17 @@ from oracle import ACTIVATIONS, Config, Oracle, check_layout_json, compute_layou
 
 HARNESS = os.path.join(HERE, "harness", "harness.c")
 BAD_SHAPE = 2  # TFC_ERR_BAD_SHAPE
+
+# Gradient metric: per tensor, max|ours - ref| / max(max|ref|, floor) with
+# floor = GRAD_FLOOR * (max|ref| over the whole gradient buffer) (and at
+# least TINY). A plain max|ref| would divide by zero (or by 1e-18) for
+# gradients that vanish identically: the key bias (softmax is invariant to
+# adding q.bk to a whole row of scores), wq / wk at seq 1 under a causal mask
+# (one key: the softmax is constant 1). There our f32 backward leaves
+# rounding noise of the cancelled terms, ~1e-7 of the buffer's scale; the
+# floor judges such tensors against 1e-3 of the buffer's largest gradient.
+GRAD_FLOOR = 1e-3
+TINY = 1e-30
 
 # ---------------------------------------------------------------------------
 # The spec matrix.
@@ -204,17 +225,28 @@ def all_specs():
     return block_specs() + cross_specs() + lm_specs() + odd_specs()
 
 
-def shapes_for(spec, quick):
-    """(batch, seq, enc_seq, threads) cases, clamped to the spec's limits.
-    17 and 37 are no multiple of 4, 8 or 16."""
-    full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 64, 64, 0), (1, 37, 50, 1), (4, 5, 23, 3)]
-    cases = full[:3] if quick else full
+def _clamp(spec, cases):
     out = []
     for b, s, t, th in cases:
         c = (min(b, spec.max_batch), min(s, spec.cfg.max_seq), min(t, spec.cfg.max_seq), th)
         if c not in out:
             out.append(c)
     return out
+
+
+def grad_shapes_for(spec, quick):
+    """(batch, seq, enc_seq, threads) of the gradient cases: (1, 1), seqs
+    that are no multiple of 4, 8 or 16, enc_seq != seq. The accumulation
+    check runs on the second."""
+    full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 5, 23, 0)]
+    return _clamp(spec, full[:2] if quick else full)
+
+
+def shapes_for(spec, quick):
+    """(batch, seq, enc_seq, threads) cases, clamped to the spec's limits.
+    17 and 37 are no multiple of 4, 8 or 16."""
+    full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 64, 64, 0), (1, 37, 50, 1), (4, 5, 23, 3)]
+    return _clamp(spec, full[:3] if quick else full)
 
 
 # ---------------------------------------------------------------------------
@@ -226,6 +258,11 @@ class Results:
 
     def __init__(self, name):
         self.name, self.lines, self.passed, self.failed = name, [], 0, 0
+        self.worst = {}  # kind -> (error, where): the largest error of a kind
+
+    def note(self, kind, err, where):
+        if kind not in self.worst or err > self.worst[kind][0]:
+            self.worst[kind] = (err, f"{self.name} {where}")
 
     def add(self, ok, case, detail=""):
         self.lines.append(f"{'PASS' if ok else 'FAIL'} {self.name} {case}"
@@ -257,13 +294,15 @@ def tail(text, n=6):
 
 
 def compare(out, ref, rtol):
+    """max|out - ref| <= rtol * max(1, max|ref|). Returns (ok, message,
+    max|out - ref| / max(1, max|ref|))."""
     ref = np.asarray(ref, dtype=np.float64)
     out = np.asarray(out, dtype=np.float64)
     if out.shape != ref.shape:
-        return False, f"shape {out.shape} != {ref.shape}"
+        return False, f"shape {out.shape} != {ref.shape}", math.inf
     if not np.all(np.isfinite(out)):
         bad = np.argwhere(~np.isfinite(out))[0]
-        return False, f"non-finite output at {tuple(bad)}"
+        return False, f"non-finite output at {tuple(bad)}", math.inf
     err = np.abs(out - ref)
     scale = max(1.0, float(np.abs(ref).max()) if ref.size else 1.0)
     tol = rtol * scale
@@ -272,8 +311,34 @@ def compare(out, ref, rtol):
     if worst > tol:
         idx = tuple(int(i) for i in np.unravel_index(int(err.argmax()), err.shape))
         msg += f" worst at {idx}: got {out[idx]:.7g} want {ref[idx]:.7g}"
-        return False, msg
-    return True, msg
+        return False, msg, worst / scale
+    return True, msg, worst / scale
+
+
+def grad_errors(ours, ref, parts):
+    """Per-tensor relative errors of a gradient buffer (see GRAD_FLOOR).
+
+    parts: [(name, offset, numel)]. Returns [(rel, name, detail)], worst first;
+    rel is inf where ours is not finite."""
+    ours = np.asarray(ours, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    floor = max(GRAD_FLOOR * (float(np.abs(ref).max()) if ref.size else 0.0), TINY)
+    errs = []
+    for name, offset, n in parts:
+        o, r = ours[offset:offset + n], ref[offset:offset + n]
+        if n == 0:
+            continue
+        if not np.all(np.isfinite(o)):
+            k = int(np.argwhere(~np.isfinite(o))[0][0])
+            errs.append((math.inf, name, f"non-finite at [{k}]"))
+            continue
+        err = np.abs(o - r)
+        k = int(err.argmax())
+        scale = max(float(np.abs(r).max()), floor)
+        errs.append((float(err[k]) / scale, name,
+                     f"[{k}] got {o[k]:.7g} want {r[k]:.7g} scale {scale:.3g}"))
+    errs.sort(key=lambda e: -e[0])
+    return errs
 
 
 def read_header_txt(path):
@@ -292,14 +357,14 @@ def read_header_txt(path):
     return info, tensors
 
 
-def check_header(spec, info, tensors):
+def check_header(spec, info, tensors, has_backward):
     """The header's macros and tensor table against the oracle."""
     cfg = spec.cfg
     want = {"D_MODEL": cfg.d_model, "N_HEADS": cfg.n_heads, "D_FF": cfg.d_ff,
             "DEPTH": cfg.depth, "MAX_SEQ": cfg.max_seq, "MAX_BATCH": spec.max_batch,
             "VOCAB": cfg.vocab, "HAS_EMBEDDING": int(cfg.has_embedding),
             "HAS_HEAD": int(cfg.has_head), "HAS_LOSS": int(cfg.has_loss),
-            "HAS_CROSS": int(cfg.cross)}
+            "HAS_CROSS": int(cfg.cross), "HAS_BACKWARD": int(has_backward)}
     layout, count = compute_layout(cfg)
     want.update(param_count=count, NUM_TENSORS=len(layout))
     for key, value in want.items():
@@ -315,8 +380,8 @@ class Runner:
     def __init__(self, args, work):
         self.args, self.work = args, work
 
-    def harness(self, spec, d, b, s, t, threads, seed=None):
-        cmd = [os.path.join(self.sdir(spec), "harness"), d, str(b), str(s),
+    def harness(self, spec, d, b, s, t, threads, seed=None, flags=()):
+        cmd = [os.path.join(self.sdir(spec), "harness"), *flags, d, str(b), str(s),
                str(t if spec.cfg.cross else 0), str(threads)]
         if seed is not None:
             cmd.append(str(seed))
@@ -325,7 +390,9 @@ class Runner:
     def sdir(self, spec):
         return os.path.join(self.work, spec.name)
 
-    def write_inputs(self, spec, d, rng, b, s, t):
+    def write_inputs(self, spec, d, rng, b, s, t, grad=False):
+        """Random inputs; with grad, also d_y / d_logits (no loss), and a
+        valid target even at batch * seq = 1."""
         cfg = spec.cfg
         os.makedirs(d, exist_ok=True)
         inputs = {}
@@ -338,9 +405,15 @@ class Runner:
         if cfg.has_loss:
             tgt = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
             tgt[rng.random((b, s)) < 0.2] = -1  # ignored targets
-            if b * s == 1:
+            if b * s == 1 and not grad:
                 tgt[:] = -1  # no valid target at all: the loss must be 0
+            if grad and not (tgt >= 0).any():
+                tgt.flat[0] = 0
             inputs["targets"] = tgt
+        if grad and not cfg.has_loss:
+            n = cfg.vocab if cfg.has_head else cfg.d_model
+            inputs["d_" + cfg.output_names()[0]] = rng.standard_normal(
+                (b, s, n)).astype(np.float32)
         for name, a in inputs.items():
             a.tofile(os.path.join(d, name + ".bin"))
         return inputs
@@ -351,7 +424,7 @@ class Runner:
                          inputs.get("targets"))
         return [o.numpy() for o in outs]
 
-    def check_outputs(self, spec, d, model, inputs, b, s):
+    def check_outputs(self, spec, d, model, inputs, b, s, res=None, case=""):
         cfg = spec.cfg
         refs = self.reference(model, inputs)
         msgs, ok = [], True
@@ -360,9 +433,74 @@ class Runner:
             out = np.fromfile(path, dtype=np.float32)
             if out.size != ref.size:
                 return False, f"{name}.bin has {out.size} floats, expected {ref.size}"
-            good, msg = compare(out.reshape(ref.shape), ref, self.args.rtol)
+            good, msg, rel = compare(out.reshape(ref.shape), ref, self.args.rtol)
+            if res is not None:
+                res.note("forward", rel, f"{case} {name}")
             ok &= good
             msgs.append(f"{name}: {msg}")
+        return ok, "; ".join(msgs)
+
+    def reference_grads(self, model, inputs):
+        """float64 autograd: {"d_params": flat, "d_x": ..., "d_enc": ...}."""
+        cfg = model.cfg
+        model.zero_grad(set_to_none=True)
+        if cfg.has_embedding:
+            inp = inputs["tokens"]
+        else:
+            inp = torch.tensor(inputs["x"], dtype=torch.float64, requires_grad=True)
+        enc = None
+        if cfg.cross:
+            enc = torch.tensor(inputs["enc"], dtype=torch.float64, requires_grad=True)
+        outs = model(inp, enc, inputs.get("targets"))
+        if cfg.has_loss:
+            loss = outs[1]
+        else:
+            d_out = inputs["d_" + cfg.output_names()[0]]
+            loss = (outs[0] * torch.from_numpy(d_out).to(torch.float64)).sum()
+        loss.backward()
+        grads = {"d_params": model.flat_grad()}
+        if not cfg.has_embedding:
+            grads["d_x"] = inp.grad.numpy()
+        if cfg.cross:
+            grads["d_enc"] = enc.grad.numpy()
+        model.zero_grad(set_to_none=True)
+        return grads
+
+    def read_grads(self, d, model, suffix=""):
+        cfg = model.cfg
+        out = {"d_params": np.fromfile(os.path.join(d, f"d_params{suffix}.bin"),
+                                       dtype=np.float32)}
+        if not cfg.has_embedding:
+            out["d_x"] = np.fromfile(os.path.join(d, f"d_x{suffix}.bin"), dtype=np.float32)
+        if cfg.cross:
+            out["d_enc"] = np.fromfile(os.path.join(d, f"d_enc{suffix}.bin"),
+                                       dtype=np.float32)
+        return out
+
+    @staticmethod
+    def parts(model, kind, n):
+        if kind == "d_params":
+            return [(name, offset, math.prod(shape)) for name, offset, shape in model.layout]
+        return [(kind, 0, n)]
+
+    def check_grads(self, model, ours, refs, bound, res, case, note=""):
+        """Compares every gradient kind; notes the worst errors in res."""
+        ok, msgs = True, []
+        for kind, ref in refs.items():
+            got = ours[kind]
+            if got.size != ref.size:
+                return False, f"{kind}: {got.size} floats, expected {ref.size}"
+            errs = grad_errors(got, ref, self.parts(model, kind, ref.size))
+            rel, tname, detail = errs[0]
+            res.note(note + kind, rel, f"{case} {tname}")
+            bad = [e for e in errs if not e[0] <= bound]
+            ok &= not bad
+            where = "" if kind != "d_params" else f" ({tname})"
+            msg = f"{kind}: rel={rel:.3g}{where}"
+            if bad:
+                msg += (f" > {bound:g} in {len(bad)} tensor(s): " +
+                        ", ".join(f"{n} rel={r:.3g} {dt}" for r, n, dt in bad[:4]))
+            msgs.append(msg)
         return ok, "; ".join(msgs)
 
     # -- the pipeline ------------------------------------------------------
@@ -432,7 +570,7 @@ class Runner:
                 if rc != 0:
                     raise CaseFailed(f"harness exited {rc}" + tail(out))
             info, tensors = read_header_txt(os.path.join(dirs[0], "header.txt"))
-            check_header(spec, info, tensors)
+            check_header(spec, info, tensors, "--forward-only" not in a.tfc_arg)
             pa, pb, pc = (np.fromfile(os.path.join(d, "params.bin"), dtype=np.float32)
                           for d in dirs)
             if pa.size != model.param_count:
@@ -445,7 +583,7 @@ class Runner:
                 raise CaseFailed("init gives the same parameters for two seeds")
             params = pa
             model.load_flat(params)
-            ok, msg = self.check_outputs(spec, dirs[0], model, inputs, b, s)
+            ok, msg = self.check_outputs(spec, dirs[0], model, inputs, b, s, res, "init")
             res.add(ok, f"init+forward b={b} s={s}", msg)
         except CaseFailed as e:
             res.add(False, "init", str(e))
@@ -470,7 +608,7 @@ class Runner:
             if rc != 0:
                 res.add(False, case, f"harness exited {rc}" + tail(out))
                 continue
-            ok, msg = self.check_outputs(spec, d, model, inputs, b, s)
+            ok, msg = self.check_outputs(spec, d, model, inputs, b, s, res, case)
             res.add(ok, case, msg)
 
         # 5. Out-of-range shapes are rejected with a status, not a crash.
@@ -488,6 +626,50 @@ class Runner:
                 msgs.append(f"b={b} s={s} t={t}: exit {rc}, want exit 2 with status "
                             f"{BAD_SHAPE}" + tail(out, 3))
         res.add(ok, "rejects-bad-shapes", "; ".join(msgs) or f"{len(bad)} shapes")
+
+        # 6. Gradients against float64 autograd; 7. accumulation.
+        if "--forward-only" in a.tfc_arg:
+            return
+        for k, (b, s, t, th) in enumerate(grad_shapes_for(spec, a.quick)):
+            case = f"grad b={b} s={s}" + (f" enc={t}" if cfg.cross else "") + f" threads={th}"
+            d = os.path.join(sd, f"grad_b{b}_s{s}_t{t}_th{th}")
+            inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+            flat.tofile(os.path.join(d, "params.bin"))
+            accumulate = k == 1 or len(grad_shapes_for(spec, a.quick)) == 1
+            rc, out = self.harness(spec, d, b, s, t, th, flags=["-a" if accumulate else "-b"])
+            if rc != 0:
+                res.add(False, case, f"harness exited {rc}" + tail(out))
+                continue
+            refs = self.reference_grads(model, inputs)
+            ours = self.read_grads(d, model)
+            ok, msg = self.check_grads(model, ours, refs, a.grad_rtol, res, case)
+            res.add(ok, case, msg)
+            if accumulate:
+                # d_params doubles; d_x / d_enc are overwritten, not summed.
+                acc = self.read_grads(d, model, "_acc")
+                want = {kind: (2.0 * g.astype(np.float64) if kind == "d_params" else g)
+                        for kind, g in ours.items()}
+                ok, msg = self.check_grads(model, acc, want, 1e-5, res,
+                                           case.replace("grad", "accumulate"), "accumulate ")
+                res.add(ok, case.replace("grad", "accumulate"), msg)
+        if cfg.has_loss:
+            # No valid target: the loss is the constant 0, its gradient 0.
+            b, s, t = min(2, spec.max_batch), min(3, cfg.max_seq), min(4, cfg.max_seq)
+            d = os.path.join(sd, "grad_no_targets")
+            inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+            inputs["targets"][:] = -1
+            inputs["targets"].tofile(os.path.join(d, "targets.bin"))
+            flat.tofile(os.path.join(d, "params.bin"))
+            rc, out = self.harness(spec, d, b, s, t, 0, flags=["-b"])
+            if rc != 0:
+                res.add(False, "grad-no-targets", f"harness exited {rc}" + tail(out))
+            else:
+                ours = self.read_grads(d, model)
+                nonzero = {k: float(np.abs(v).max()) for k, v in ours.items()
+                           if not np.all(v == 0)}
+                res.add(not nonzero, "grad-no-targets",
+                        "all gradients exactly 0" if not nonzero else
+                        f"nonzero gradients (max |.|): {nonzero}")
 
 
 # ---------------------------------------------------------------------------
@@ -509,7 +691,9 @@ def main(argv=None):
     ap.add_argument("--filter", metavar="REGEX", help="only specs whose name matches")
     ap.add_argument("--list", action="store_true", help="list the specs and exit")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--rtol", type=float, default=1e-4, help="forward bound")
+    ap.add_argument("--grad-rtol", type=float, default=1e-3,
+                    help="gradient bound (relative, per tensor; see GRAD_FLOOR)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per command")
     args = ap.parse_args(argv)
 
@@ -544,6 +728,7 @@ def main(argv=None):
         work = tempfile.mkdtemp(prefix="tfc-conformance-")
     runner = Runner(args, work)
     passed = failed = 0
+    worst = {}
     lock = threading.Lock()
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for fut in concurrent.futures.as_completed(
@@ -555,11 +740,19 @@ def main(argv=None):
                 sys.stdout.flush()
                 passed += res.passed
                 failed += res.failed
+                for kind, (err, where) in res.worst.items():
+                    if kind not in worst or err > worst[kind][0]:
+                        worst[kind] = (err, where)
     if not args.keep:
         if failed:
             print(f"(work files kept in {work})")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    order = ["forward", "d_params", "d_x", "d_enc",
+             "accumulate d_params", "accumulate d_x", "accumulate d_enc"]
+    for kind in sorted(worst, key=lambda k: order.index(k) if k in order else 99):
+        err, where = worst[kind]
+        print(f"worst {kind}: {err:.3g} ({where})")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

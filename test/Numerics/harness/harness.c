@@ -1,4 +1,4 @@
-/*===- harness.c - Runs one tfc-generated forward on files -----------------===*
+/*===- harness.c - Runs one tfc-generated forward (+ backward) on files ----===*
  *
  * A generic driver for the numerics tests, compiled once per spec:
  *
@@ -6,7 +6,7 @@
  *      -DTFC_NAME=NAME -DTFC_UNAME=UPPER_NAME harness.c NAME.o -L<build/lib>
  *-ltfc_runtime -lpthread -lm
  *
- *   harness <dir> <batch> <seq> [enc_seq] [threads] [seed]
+ *   harness [-b | -a] <dir> <batch> <seq> [enc_seq] [threads] [seed]
  *
  * enc_seq is read (and must be >= 1) only for cross-attention specs; pass 0
  * otherwise. threads: 0 (default) calls forward with rt = NULL, n > 0 creates
@@ -19,11 +19,26 @@
  * [batch, seq]. Outputs: y.bin or logits.bin (f32), loss.bin (one f32), and
  * header.txt (the header's macros and tensor table, for the test to check).
  *
+ * -b (backward): after forward, NAME_backward. Without a loss it reads the
+ * output gradient d_y.bin or d_logits.bin (f32, the output's shape); with a
+ * loss backward starts from d_loss = 1. d_params starts at zero, d_x / d_enc
+ * at NaN (backward must overwrite them). Writes d_params.bin, d_x.bin
+ * (without [embedding]) and d_enc.bin (cross-attention). Then checks that
+ * backward left params alone and returns TFC_ERR_NULL_POINTER for a NULL
+ * d_params (and NULL params / d_y) and TFC_ERR_BAD_SHAPE for batch 0,
+ * max_batch + 1 and seq max_seq + 1 (exit 2 with a message if not).
+ * -a (accumulate): -b, then forward and backward once more into the same
+ * d_params and d_x / d_enc buffers; writes d_params_acc.bin (should be twice
+ * d_params.bin: gradients accumulate), d_x_acc.bin and d_enc_acc.bin (should
+ * equal d_x.bin / d_enc.bin: input gradients are overwritten).
+ *
  * Exit status: 0 on success, 1 on usage / file errors, 2 when a generated
- * function returns an error status (printed with tfc_status_string).
+ * function returns an error status (printed with tfc_status_string) or a
+ * status check of -b fails.
  *
  *===----------------------------------------------------------------------===*/
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +61,14 @@
 #define HAS_HEAD MACRO(_HAS_HEAD)
 #define HAS_LOSS MACRO(_HAS_LOSS)
 #define HAS_CROSS MACRO(_HAS_CROSS)
+#define HAS_BACKWARD MACRO(_HAS_BACKWARD)
 
 /* An undefined macro would silently read as 0 in #if: fail loudly instead. */
 _Static_assert(HAS_EMBEDDING == 0 || HAS_EMBEDDING == 1, "NAME_HAS_EMBEDDING");
 _Static_assert(HAS_HEAD == 0 || HAS_HEAD == 1, "NAME_HAS_HEAD");
 _Static_assert(HAS_LOSS == 0 || HAS_LOSS == 1, "NAME_HAS_LOSS");
 _Static_assert(HAS_CROSS == 0 || HAS_CROSS == 1, "NAME_HAS_CROSS");
+_Static_assert(HAS_BACKWARD == 0 || HAS_BACKWARD == 1, "NAME_HAS_BACKWARD");
 
 static const char *dir;
 
@@ -115,8 +132,10 @@ static void write_header_info(void) {
   fprintf(f, "MAX_SEQ %lld\nMAX_BATCH %lld\nVOCAB %lld\n",
           (long long)MACRO(_MAX_SEQ), (long long)MACRO(_MAX_BATCH),
           (long long)VOCAB);
-  fprintf(f, "HAS_EMBEDDING %d\nHAS_HEAD %d\nHAS_LOSS %d\nHAS_CROSS %d\n",
-          HAS_EMBEDDING, HAS_HEAD, HAS_LOSS, HAS_CROSS);
+  fprintf(f,
+          "HAS_EMBEDDING %d\nHAS_HEAD %d\nHAS_LOSS %d\nHAS_CROSS %d\n"
+          "HAS_BACKWARD %d\n",
+          HAS_EMBEDDING, HAS_HEAD, HAS_LOSS, HAS_CROSS, HAS_BACKWARD);
   fprintf(f, "param_count %lld\nNUM_TENSORS %lld\n",
           (long long)FN(_param_count)(), (long long)MACRO(_NUM_TENSORS));
   for (int64_t i = 0; i < (int64_t)MACRO(_NUM_TENSORS); ++i) {
@@ -129,13 +148,110 @@ static void write_header_info(void) {
   fclose(f);
 }
 
+/* The model's arrays, shared by the forward and backward calls below. */
+static tfc_runtime *rt;
+static float *params, *out, *loss_out, *d_out, *d_x, *d_enc, *d_params;
+static const int32_t *tokens, *targets;
+static const float *x, *enc;
+static void *workspace;
+
+static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
+  (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out;
+  (void)enc_seq;
+  return FN(_forward)(rt, params,
+#if HAS_EMBEDDING
+                      tokens,
+#else
+                      x,
+#endif
+#if HAS_CROSS
+                      enc,
+#endif
+#if HAS_LOSS
+                      targets,
+#endif
+                      out,
+#if HAS_LOSS
+                      loss_out,
+#endif
+                      workspace, batch, seq
+#if HAS_CROSS
+                      ,
+                      enc_seq
+#endif
+  );
+}
+
+#if HAS_BACKWARD
+static int32_t call_backward(const float *p, const float *dy, float *dp,
+                             int64_t batch, int64_t seq, int64_t enc_seq) {
+  (void)dy, (void)enc_seq;
+  return FN(_backward)(rt, p,
+#if !HAS_LOSS
+                       dy,
+#endif
+#if !HAS_EMBEDDING
+                       d_x,
+#endif
+#if HAS_CROSS
+                       d_enc,
+#endif
+                       dp, workspace, batch, seq
+#if HAS_CROSS
+                       ,
+                       enc_seq
+#endif
+  );
+}
+
+/* A backward call that must fail with `want`. */
+static void expect_status(int32_t got, int32_t want, const char *what) {
+  if (got != want) {
+    fprintf(stderr,
+            "harness: backward with %s returned status %d (%s), want %d (%s)\n",
+            what, (int)got, tfc_status_string(got), (int)want,
+            tfc_status_string(want));
+    exit(2);
+  }
+}
+#endif
+
+static float *alloc_floats(int64_t n, float fill) {
+  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  if (!p)
+    die("out of memory", "buffer");
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = fill;
+  return p;
+}
+
 int main(int argc, char **argv) {
+  int backward = 0, accumulate = 0;
+  while (argc > 1 && argv[1][0] == '-' && argv[1][1] != '\0' &&
+         (argv[1][1] < '0' || argv[1][1] > '9')) {
+    if (strcmp(argv[1], "-b") == 0) {
+      backward = 1;
+    } else if (strcmp(argv[1], "-a") == 0) {
+      backward = accumulate = 1;
+    } else {
+      fprintf(stderr, "harness: unknown option %s\n", argv[1]);
+      return 1;
+    }
+    ++argv, --argc;
+  }
   if (argc < 4 || argc > 7) {
     fprintf(stderr,
-            "usage: %s <dir> <batch> <seq> [enc_seq] [threads] [seed]\n",
+            "usage: %s [-b | -a] <dir> <batch> <seq> [enc_seq] [threads] "
+            "[seed]\n",
             argv[0]);
     return 1;
   }
+#if !HAS_BACKWARD
+  if (backward) {
+    fprintf(stderr, "harness: -b / -a: %s has no backward\n", STR(TFC_NAME));
+    return 1;
+  }
+#endif
   dir = argv[1];
   int64_t batch = atoll(argv[2]), seq = atoll(argv[3]);
   int64_t enc_seq = argc > 4 ? atoll(argv[4]) : 0;
@@ -147,11 +263,9 @@ int main(int argc, char **argv) {
 
   /* Parameters: params.bin, or NAME_init + write params.bin. */
   int64_t n_params = FN(_param_count)();
-  float *params = read_file("params.bin", sizeof(float), n_params, 1);
+  params = read_file("params.bin", sizeof(float), n_params, 1);
   if (!params) {
-    params = malloc(sizeof(float) * (size_t)(n_params > 0 ? n_params : 1));
-    if (!params)
-      die("out of memory", "params");
+    params = alloc_floats(n_params, 0.0f);
     check(FN(_init)(params, seed), "init");
     write_file("params.bin", params, sizeof(float), n_params);
   }
@@ -160,26 +274,27 @@ int main(int argc, char **argv) {
    * forward, which must reject them with a status. */
   int64_t bs = (batch > 0 ? batch : 0) * (seq > 0 ? seq : 0);
 #if HAS_EMBEDDING
-  int32_t *tokens = read_file("tokens.bin", sizeof(int32_t), bs, 0);
+  tokens = read_file("tokens.bin", sizeof(int32_t), bs, 0);
 #else
-  float *x = read_file("x.bin", sizeof(float), bs * D_MODEL, 0);
+  x = read_file("x.bin", sizeof(float), bs * D_MODEL, 0);
 #endif
 #if HAS_CROSS
   int64_t be = (batch > 0 ? batch : 0) * (enc_seq > 0 ? enc_seq : 0);
-  float *enc = read_file("enc.bin", sizeof(float), be * D_MODEL, 0);
+  enc = read_file("enc.bin", sizeof(float), be * D_MODEL, 0);
 #endif
 #if HAS_LOSS
-  int32_t *targets = read_file("targets.bin", sizeof(int32_t), bs, 0);
+  targets = read_file("targets.bin", sizeof(int32_t), bs, 0);
   float loss = -1.0f;
+  loss_out = &loss;
 #endif
 #if HAS_HEAD
   int64_t n_out = bs * VOCAB;
-  const char *out_file = "logits.bin";
+  const char *out_file = "logits.bin", *d_out_file = "d_logits.bin";
 #else
   int64_t n_out = bs * D_MODEL;
-  const char *out_file = "y.bin";
+  const char *out_file = "y.bin", *d_out_file = "d_y.bin";
 #endif
-  float *out = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof(float));
+  out = alloc_floats(n_out, 0.0f);
 
   /* Workspace: 64-byte aligned. A size of -1 (shape out of range) still
    * gets a small buffer so that forward's own check is exercised. */
@@ -191,45 +306,102 @@ int main(int argc, char **argv) {
   if (ws_size < 0)
     fprintf(stderr, "harness: workspace_size = %lld\n", (long long)ws_size);
   size_t ws_bytes = ws_size > 0 ? ((size_t)ws_size + 63) / 64 * 64 : 64;
-  void *workspace = aligned_alloc(64, ws_bytes);
-  if (!out || !workspace)
+  workspace = aligned_alloc(64, ws_bytes);
+  if (!workspace)
     die("out of memory", "workspace");
 
-  tfc_runtime *rt = NULL;
   if (threads != 0)
     check(tfc_runtime_create(threads, &rt), "tfc_runtime_create");
 
-  int32_t status = FN(_forward)(rt, params,
-#if HAS_EMBEDDING
-                                tokens,
-#else
-                                x,
-#endif
-#if HAS_CROSS
-                                enc,
-#endif
-#if HAS_LOSS
-                                targets,
-#endif
-                                out,
-#if HAS_LOSS
-                                &loss,
-#endif
-                                workspace, batch, seq
-#if HAS_CROSS
-                                ,
-                                enc_seq
-#endif
-  );
-  check(status, "forward");
-
+  check(call_forward(batch, seq, enc_seq), "forward");
   write_file(out_file, out, sizeof(float), n_out);
 #if HAS_LOSS
   write_file("loss.bin", &loss, sizeof(float), 1);
 #endif
+
+#if HAS_BACKWARD
+  if (backward) {
+#if !HAS_LOSS
+    d_out = read_file(d_out_file, sizeof(float), n_out, 0);
+#else
+    (void)d_out_file;
+#endif
+    /* Input gradients start as NaN: backward must overwrite every element. */
+    d_x = alloc_floats(bs * D_MODEL, NAN);
+#if HAS_CROSS
+    d_enc = alloc_floats(be * D_MODEL, NAN);
+#endif
+    d_params = alloc_floats(n_params, 0.0f);
+    float *params_copy = alloc_floats(n_params, 0.0f);
+    memcpy(params_copy, params, sizeof(float) * (size_t)n_params);
+
+    check(call_backward(params, d_out, d_params, batch, seq, enc_seq),
+          "backward");
+    write_file("d_params.bin", d_params, sizeof(float), n_params);
+#if !HAS_EMBEDDING
+    write_file("d_x.bin", d_x, sizeof(float), bs * D_MODEL);
+#endif
+#if HAS_CROSS
+    write_file("d_enc.bin", d_enc, sizeof(float), be * D_MODEL);
+#endif
+    if (memcmp(params_copy, params, sizeof(float) * (size_t)n_params) != 0) {
+      fprintf(stderr, "harness: backward modified params\n");
+      return 2;
+    }
+
+    /* Status checks: these calls must fail before touching anything. A
+     * scratch d_params keeps the real one out of reach. */
+    float *scratch = alloc_floats(n_params, 0.0f);
+    expect_status(call_backward(params, d_out, NULL, batch, seq, enc_seq),
+                  TFC_ERR_NULL_POINTER, "d_params = NULL");
+    expect_status(call_backward(NULL, d_out, scratch, batch, seq, enc_seq),
+                  TFC_ERR_NULL_POINTER, "params = NULL");
+#if !HAS_LOSS
+    expect_status(call_backward(params, NULL, scratch, batch, seq, enc_seq),
+                  TFC_ERR_NULL_POINTER, "d_y / d_logits = NULL");
+#endif
+    expect_status(call_backward(params, d_out, scratch, 0, seq, enc_seq),
+                  TFC_ERR_BAD_SHAPE, "batch = 0");
+    expect_status(call_backward(params, d_out, scratch,
+                                (int64_t)MACRO(_MAX_BATCH) + 1, seq, enc_seq),
+                  TFC_ERR_BAD_SHAPE, "batch = max_batch + 1");
+    expect_status(call_backward(params, d_out, scratch, batch,
+                                (int64_t)MACRO(_MAX_SEQ) + 1, enc_seq),
+                  TFC_ERR_BAD_SHAPE, "seq = max_seq + 1");
+#if HAS_CROSS
+    expect_status(call_backward(params, d_out, scratch, batch, seq,
+                                (int64_t)MACRO(_MAX_SEQ) + 1),
+                  TFC_ERR_BAD_SHAPE, "enc_seq = max_seq + 1");
+#endif
+    for (int64_t i = 0; i < n_params; ++i)
+      if (scratch[i] != 0.0f) {
+        fprintf(stderr, "harness: a rejected backward wrote d_params\n");
+        return 2;
+      }
+
+    if (accumulate) {
+      /* Forward and backward again into the same buffers: d_params
+       * accumulates, d_x / d_enc are overwritten. */
+      check(call_forward(batch, seq, enc_seq), "second forward");
+      check(call_backward(params, d_out, d_params, batch, seq, enc_seq),
+            "second backward");
+      write_file("d_params_acc.bin", d_params, sizeof(float), n_params);
+#if !HAS_EMBEDDING
+      write_file("d_x_acc.bin", d_x, sizeof(float), bs * D_MODEL);
+#endif
+#if HAS_CROSS
+      write_file("d_enc_acc.bin", d_enc, sizeof(float), be * D_MODEL);
+#endif
+    }
+  }
+#else
+  (void)d_out_file, (void)d_out, (void)d_x, (void)d_enc, (void)d_params;
+#endif
+
   if (rt)
     tfc_runtime_destroy(rt);
-  printf("harness: ok batch=%lld seq=%lld workspace=%lld bytes\n",
-         (long long)batch, (long long)seq, (long long)ws_size);
+  printf("harness: ok batch=%lld seq=%lld workspace=%lld bytes%s\n",
+         (long long)batch, (long long)seq, (long long)ws_size,
+         backward ? (accumulate ? " backward accumulate" : " backward") : "");
   return 0;
 }
