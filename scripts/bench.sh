@@ -1,41 +1,81 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): one GPT-2 block's forward pass (d_model 768, 12
-# heads, batch 4, seq 256) compiled by tfc, against OpenBLAS sgemm doing only
-# the same block's matmuls and against PyTorch eager, all timed in this run,
-# on 1 and 2 threads. Prints median milliseconds and ratios.
+# Benchmarks (not tests), all references timed in the same run, 1 and 2
+# threads, medians in milliseconds:
+#  1. forward: one GPT-2 block (d_model 768, 12 heads; batch 4, seq 256),
+#     compiled --forward-only, against OpenBLAS sgemm doing only the block's
+#     matmuls and against PyTorch eager (no_grad);
+#  2. forward + backward: the same block, and the copy-task model (24 blocks,
+#     width 128; batch 32, seq 64), against OpenBLAS doing the same matmuls
+#     (forward, input and weight gradients) and PyTorch eager autograd.
 #
-#   scripts/bench.sh [batch] [seq] [iterations]
+#   scripts/bench.sh [iterations]
 #
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the references so
-# OpenBLAS (and PyTorch's BLAS) use the kernels for this CPU; the run prints
-# which sgemm kernel OpenBLAS picked.
+# OpenBLAS (and PyTorch's BLAS) use this CPU's kernels; the run prints which
+# sgemm kernel OpenBLAS picked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-batch=${1:-4}
-seq=${2:-256}
-iters=${3:-10}
+iters=${1:-10}
 out="$root/out/bench"
 mkdir -p "$out"
 bash "$root/scripts/build.sh" >/dev/null
-
-spec="$root/examples/specs/gpt2_block.toml"
-"$root/build/bin/tfc" "$spec" -o "$out/gpt2_block.o"
-cc -O2 -I "$root/runtime/include" -I "$out" \
-  -DTFC_HEADER='"gpt2_block.h"' -DTFC_NAME=gpt2_block -DTFC_UNAME=GPT2_BLOCK \
-  "$root/examples/benchmark/bench_block.c" "$out/gpt2_block.o" \
-  -L "$root/build/lib" -ltfc_runtime -lopenblas -lpthread -lm \
-  -o "$out/bench_block"
-
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
-kernel=$(OPENBLAS_VERBOSE=2 "$out/bench_block" 1 1 1 1 2>&1 | grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 || true)
-echo "gpt2 block forward: batch $batch, seq $seq, median of $iters runs (OpenBLAS ${kernel:-kernel unknown})"
-printf '%-8s %12s %16s %14s %12s %12s\n' threads "tfc ms" "openblas-mm ms" "torch ms" "tfc/blas" "tfc/torch"
+
+# build NAME SPEC SOURCE [tfc flags...]: object + benchmark binary.
+build() {
+  local name=$1 spec=$2 source=$3
+  shift 3
+  "$root/build/bin/tfc" "$spec" -o "$out/$name.o" "$@"
+  cc -O2 -I "$root/runtime/include" -I "$out" -DTFC_HEADER="\"$name.h\"" \
+    -DTFC_NAME="$name" -DTFC_UNAME="$(echo "$name" | tr a-z A-Z)" \
+    "$root/examples/benchmark/$source" "$out/$name.o" \
+    -L "$root/build/lib" -ltfc_runtime -lopenblas -lpthread -lm \
+    -o "$out/bench_$name"
+}
+
+# The forward benchmark compiles the block under its own name so the
+# forward-only header does not clash with the training one.
+sed 's/^name = "gpt2_block"/name = "gpt2_block_inference"/' \
+  "$root/examples/specs/gpt2_block.toml" > "$out/gpt2_block_inference.toml"
+build gpt2_block_inference "$out/gpt2_block_inference.toml" bench_block.c --forward-only
+build gpt2_block "$root/examples/specs/gpt2_block.toml" bench_train.c
+build copy_task "$root/examples/specs/copy_task.toml" bench_train.c
+
+kernel=$(OPENBLAS_VERBOSE=2 "$out/bench_gpt2_block_inference" 1 1 1 1 2>&1 |
+  grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 || true)
+echo "OpenBLAS ${kernel:-kernel unknown}; median of $iters runs; ms"
+
+value() { echo "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+echo
+echo "1. forward: gpt2 block (d_model 768, 12 heads), batch 4, seq 256"
+printf '%-8s %10s %14s %10s %10s %10s\n' threads tfc openblas-mm torch tfc/blas tfc/torch
 for threads in 1 2; do
-  res=$("$out/bench_block" "$threads" "$batch" "$seq" "$iters")
-  tfc=$(echo "$res" | awk '/^tfc_forward/ {print $2}')
-  blas=$(echo "$res" | awk '/^openblas_matmuls/ {print $2}')
-  torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_block.py" "$spec" \
-    "$threads" "$batch" "$seq" "$iters" | awk '{print $2}')
-  awk -v t="$threads" -v a="$tfc" -v b="$blas" -v c="$torch" 'BEGIN {
-    printf "%-8s %12.2f %16.2f %14.2f %12.2f %12.2f\n", t, a, b, c, a / b, a / c }'
+  r=$("$out/bench_gpt2_block_inference" "$threads" 4 256 "$iters")
+  tfc=$(value "$r" tfc_forward); blas=$(value "$r" openblas_matmuls)
+  torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
+    "$out/gpt2_block_inference.toml" "$threads" 4 256 "$iters" | awk '{print $2}')
+  printf '%-8s %10.2f %14.2f %10.2f %10s %10s\n' "$threads" "$tfc" "$blas" \
+    "$torch" "$(ratio "$tfc" "$blas")" "$(ratio "$tfc" "$torch")"
+done
+
+echo
+echo "2. forward + backward"
+printf '%-26s %-8s %10s %10s %14s %10s %10s %10s\n' model threads tfc-fwd \
+  tfc-f+b openblas-mm torch-f+b f+b/blas f+b/torch
+for job in "gpt2_block 4 256" "copy_task 32 64"; do
+  set -- $job
+  name=$1 batch=$2 seq=$3
+  spec="$root/examples/specs/$name.toml"
+  for threads in 1 2; do
+    r=$("$out/bench_$name" "$threads" "$batch" "$seq" "$iters")
+    fwd=$(value "$r" tfc_forward); fb=$(value "$r" tfc_forward_backward)
+    blas=$(value "$r" openblas_matmuls)
+    torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
+      "$spec" "$threads" "$batch" "$seq" "$iters" --train | awk '{print $2}')
+    printf '%-26s %-8s %10.2f %10.2f %14.2f %10.2f %10s %10s\n' \
+      "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$blas" "$torch" \
+      "$(ratio "$fb" "$blas")" "$(ratio "$fb" "$torch")"
+  done
 done

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""PyTorch eager reference for the benchmarks: the same spec, built by the
+independent oracle (test/Numerics/oracle.py) in float32 and timed on
+`threads` intra-op threads.
+
+    torch_model.py spec.toml threads batch seq [iterations] [--train]
+
+Prints `torch_eager median_ms` (forward under no_grad), or with --train
+`torch_eager_train median_ms` (forward + autograd backward: from the loss
+when the spec has one, else from sum(y * dy))."""
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "test", "Numerics"))
+import oracle  # noqa: E402
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--train"]
+    train = "--train" in sys.argv
+    spec, threads, batch, seq = args[0], *map(int, args[1:4])
+    iters = int(args[4]) if len(args) > 4 else 10
+    torch.set_num_threads(threads)
+    model = oracle.Oracle.from_file(spec, dtype=torch.float32)
+    cfg = model.cfg
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.02)
+    kwargs = {}
+    if cfg.vocab:
+        inputs = [torch.randint(0, cfg.vocab, (batch, seq))]
+        if cfg.has_loss:
+            kwargs["targets"] = torch.randint(0, cfg.vocab, (batch, seq))
+    else:
+        inputs = [torch.randn(batch, seq, cfg.d_model)]
+
+    def step():
+        if not train:
+            with torch.no_grad():
+                model(*inputs, **kwargs)
+            return
+        model.zero_grad(set_to_none=False)
+        outputs = model(*inputs, **kwargs)
+        if cfg.has_loss:
+            outputs[-1].backward()
+        else:
+            (outputs[0] * dy).sum().backward()
+
+    dy = None
+    if train and not cfg.has_loss:
+        with torch.no_grad():
+            dy = torch.randn_like(model(*inputs, **kwargs)[0])
+    times = []
+    for i in range(iters + 2):
+        t0 = time.perf_counter()
+        step()
+        if i >= 2:
+            times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    label = "torch_eager_train" if train else "torch_eager"
+    print(f"{label} {times[len(times) // 2]:.3f}")
+
+
+if __name__ == "__main__":
+    main()

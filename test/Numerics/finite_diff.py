@@ -1,0 +1,475 @@
+#!/usr/bin/python3
+"""Finite-difference checks of tfc's backward against tfc's own forward.
+
+Independent of PyTorch and of the oracle: for tiny specs (d_model 8, 2 heads,
+depth 2, seq 3..5) that together cover every spec feature -- each norm type x
+position, each activation, each mask, cross-attention, embedding with each
+positions kind, tied / untied head, logits without a loss, and the
+cross-entropy loss with ignored targets -- this script compiles the spec,
+builds harness/harness.c, and compares the gradient of OUR compiled
+NAME_backward with central differences of OUR compiled NAME_forward.
+
+The scalar is the model's loss (loss.bin) when it has one, else
+f = sum(out * d_out) for a fixed random d_y / d_logits (the harness feeds the
+same d_out to backward). For a direction v (random normal, restricted to one
+parameter tensor at a time, plus a few directions over all parameters, over x
+and over enc):
+
+    D(h) = (f(p + h v) - f(p - h v)) / (2 h)   against   <grad, v>.
+
+Tolerance (why, see ERROR MODEL below): |D - <grad, v>| <= tol with
+
+    tol = RTOL * |<grad, v>| + NOISE * noise_f / h + TRUNC.
+
+ERROR MODEL. Forward runs in f32: each of f(p +- h v) carries a rounding
+error of about u * S with u = 2^-24 ~ 6e-8 and S the scale of the terms
+that make up f (|loss|, or sqrt(sum (out_i d_out_i)^2) for random errors of
+the outputs), amplified by the conditioning of the network (a few units to
+tens for these tiny models). The difference of two such values divided by 2h
+gives ~ noise_f / h with noise_f = u * S; with h = 1e-2 that is ~ 1e-5 * S.
+Truncation is h^2 / 6 * f'''(v) ~ 1e-5 relative for the O(1) curvature of
+these models; we estimate it from the data instead of assuming it: D(h) and
+D(h/2) differ by (3/4) h^2 f'''/6 + noise, and TRUNC = |D(h) - D(h/2)|, plus
+we compare the Richardson value (4 D(h/2) - D(h)) / 3, whose truncation is
+O(h^4). A direction along which D(h) and D(h/2) disagree by more than
+KINK_FRACTION of |<grad, v>| crosses a ReLU kink (relu / reglu: a step h moves
+some pre-activation through 0, where the central difference is off by up to
+half that unit's share) or is otherwise not smooth at this scale; it is
+redrawn (at most REDRAWS times, counted in the output). Redrawing looks only at
+forward values, so it cannot hide a wrong gradient. With NOISE = 50, RTOL =
+2e-3 the bound is loose enough for f32 noise and tight enough that a wrong
+gradient of any tensor (a factor, a sign, a missing term of a residual or a
+tied weight, a transposed weight) fails by orders of magnitude.
+
+Prints one line per spec and check and finally `N passed, M failed`; exits 1
+on any failure. Example:
+
+  test/Numerics/finite_diff.py --tfc build/bin/tfc --runtime-lib build/lib \\
+      --include runtime/include -j 2 --keep /tmp/fd
+"""
+
+import argparse
+import concurrent.futures
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+import zlib
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HARNESS = os.path.join(HERE, "harness", "harness.c")
+
+H = 1e-2
+RTOL = 2e-3
+NOISE = 50.0
+U32 = 2.0 ** -24
+KINK_FRACTION = 0.05
+REDRAWS = 4
+GLOBAL_DIRECTIONS = 3  # directions over all parameters at once
+INPUT_DIRECTIONS = 2   # directions over x, and over enc
+
+# ---------------------------------------------------------------------------
+# The specs: every feature on a tiny model.
+# ---------------------------------------------------------------------------
+
+
+def toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def make_toml(name, sections):
+    lines = [f'name = "{name}"']
+    for section, table in sections.items():
+        lines.append(f"\n[{section}]")
+        lines += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu", "reglu")
+NORMS = ("layernorm", "rmsnorm")
+POSITIONS = ("pre", "post", "deepnorm")
+MODEL = {"d_model": 8, "n_heads": 2, "depth": 2, "max_seq": 8, "max_batch": 2}
+
+
+def specs():
+    """(name, sections, batch, seq, enc_seq)."""
+    out = []
+    # Blocks: k % 2 and k % 3 run through all 6 norm type x position pairs;
+    # every activation, both masks, bias on/off, final norm on/off.
+    for k, act in enumerate(ACTIVATIONS):
+        norm, pos = NORMS[k % 2], POSITIONS[k % 3]
+        mask = ("causal", "bidirectional")[(k // 2) % 2]
+        model = dict(MODEL, d_ff=12 if k % 2 else 16, bias=k != 3)
+        norm_t = {"type": norm, "position": pos}
+        if k == 4:
+            norm_t["final"] = pos == "pre" and False or True
+        out.append((f"fd_{norm[:3]}_{pos}_{act}_{mask[:3]}",
+                    {"model": model, "norm": norm_t, "ffn": {"activation": act},
+                     "attention": {"mask": mask}}, 2, 3 + k % 3, 0))
+    # Cross-attention, every position (deepnorm with its own alpha).
+    for k, pos in enumerate(POSITIONS):
+        norm = {"type": NORMS[k % 2], "position": pos}
+        if pos == "deepnorm":
+            norm["deepnorm_alpha"] = 1.3
+        out.append((f"fd_cross_{pos}",
+                    {"model": dict(MODEL, d_ff=12), "norm": norm,
+                     "ffn": {"activation": ("gelu", "swiglu", "silu")[k]},
+                     "attention": {"mask": ("causal", "bidirectional")[k % 2],
+                                   "cross": True}}, 2, 4, 3 + 2 * k))
+    # Embeddings and heads: every positions kind, tied / untied, loss / no loss,
+    # no head.
+    lm = [  # name, positions, head (None: no head), tied, loss, norm
+        ("fd_lm_learned_untied_ce", "learned", True, False, "cross_entropy", {}),
+        ("fd_lm_sin_tied_ce", "sinusoidal", True, True, "cross_entropy",
+         {"type": "rmsnorm"}),
+        ("fd_lm_nopos_untied_logits", "none", True, False, "none", {"position": "post"}),
+        ("fd_lm_learned_tied_logits", "learned", True, True, "none",
+         {"position": "deepnorm", "type": "rmsnorm"}),
+        ("fd_lm_sin_nohead", "sinusoidal", False, False, "none", {}),
+    ]
+    for name, positions, head, tied, loss, norm in lm:
+        secs = {"model": dict(MODEL, d_ff=16), "ffn": {"activation": "gelu_tanh"},
+                "embedding": {"vocab": 11, "positions": positions}}
+        if norm:
+            secs["norm"] = norm
+        if head:
+            secs["head"] = {"tied": tied, "loss": loss}
+        out.append((name, secs, 2, 5, 0))
+    out.append(("fd_lm_cross_ce", {
+        "model": dict(MODEL, d_ff=12), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "geglu"}, "attention": {"cross": True},
+        "embedding": {"vocab": 13, "positions": "learned"},
+        "head": {"tied": True, "loss": "cross_entropy"}}, 2, 4, 5))
+    return out
+
+
+# ---------------------------------------------------------------------------
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout} s: {' '.join(cmd)}"
+    except OSError as e:
+        return 127, f"{e}: {' '.join(cmd)}"
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+def tail(text, n=6):
+    return "".join("\n    | " + line for line in text.splitlines()[-n:])
+
+
+def read_header_txt(path):
+    info, tensors = {}, []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            if parts[0] == "tensor":
+                tensors.append((parts[1], int(parts[2]), int(parts[3])))
+            else:
+                info[parts[0]] = parts[1]
+    return info, tensors
+
+
+class Failed(Exception):
+    pass
+
+
+class Model:
+    """One compiled spec and the files its harness reads."""
+
+    def __init__(self, args, sd, name, b, s, t, rng):
+        self.args, self.sd, self.b, self.s, self.t = args, sd, b, s, t
+        self.harness = os.path.join(sd, "harness")
+        self.d = os.path.join(sd, "run")
+        os.makedirs(self.d, exist_ok=True)
+        # NAME_init's parameters, then perturbed so that unit norm weights
+        # and zero biases are not special points.
+        rc, out = run([self.harness, self.d, "1", "1", "1"], args.timeout)
+        if rc != 0 and "cannot open" not in out:
+            pass  # inputs are missing at this point: only header.txt matters
+        info, self.tensors = read_header_txt(os.path.join(self.d, "header.txt"))
+        self.info = {k: int(v) for k, v in info.items() if k != "name"}
+        self.d_model = self.info["D_MODEL"]
+        self.vocab = self.info["VOCAB"]
+        self.emb, self.head = self.info["HAS_EMBEDDING"], self.info["HAS_HEAD"]
+        self.loss, self.cross = self.info["HAS_LOSS"], self.info["HAS_CROSS"]
+        n = self.info["param_count"]
+        self.params = rng.standard_normal(n) * 0.3
+        for tname, offset, numel in self.tensors:
+            if tname.endswith("norm.weight"):
+                self.params[offset:offset + numel] += 1.0
+        self.inputs = {}
+        if self.emb:
+            self.inputs["tokens"] = rng.integers(0, self.vocab, (b, s)).astype(np.int32)
+        else:
+            self.inputs["x"] = rng.standard_normal((b, s, self.d_model))
+        if self.cross:
+            self.inputs["enc"] = rng.standard_normal((b, t, self.d_model))
+        if self.loss:
+            tgt = rng.integers(0, self.vocab, (b, s)).astype(np.int32)
+            tgt[0, 1] = -1  # ignored targets
+            tgt[-1, -1] = -1
+            self.inputs["targets"] = tgt
+        else:
+            width = self.vocab if self.head else self.d_model
+            self.d_out = rng.standard_normal((b, s, width)).astype(np.float32)
+            self.d_out.tofile(os.path.join(
+                self.d, "d_logits.bin" if self.head else "d_y.bin"))
+        # Round to f32 once: the perturbed points are p32 + h v in f64,
+        # then rounded again.
+        self.params = self.params.astype(np.float32).astype(np.float64)
+        for k in ("x", "enc"):
+            if k in self.inputs:
+                self.inputs[k] = self.inputs[k].astype(np.float32).astype(np.float64)
+        self.evals = 0
+
+    def _write(self, params, inputs):
+        params.astype(np.float32).tofile(os.path.join(self.d, "params.bin"))
+        for k, v in inputs.items():
+            v.astype(np.int32 if k in ("tokens", "targets") else np.float32).tofile(
+                os.path.join(self.d, k + ".bin"))
+
+    def _harness(self, flags=()):
+        cmd = [self.harness, *flags, self.d, str(self.b), str(self.s),
+               str(self.t if self.cross else 0), "0"]
+        rc, out = run(cmd, self.args.timeout)
+        if rc != 0:
+            raise Failed(f"harness exited {rc}" + tail(out))
+        self.evals += 1
+
+    def f(self, params=None, **override):
+        """The scalar at params (default: the base point), with inputs
+        optionally replaced; returns (f, noise scale S)."""
+        inputs = dict(self.inputs, **override)
+        self._write(self.params if params is None else params, inputs)
+        self._harness()
+        if self.loss:
+            loss = float(np.fromfile(os.path.join(self.d, "loss.bin"), dtype=np.float32)[0])
+            return loss, abs(loss)
+        out = np.fromfile(os.path.join(self.d, "logits.bin" if self.head else "y.bin"),
+                          dtype=np.float32).astype(np.float64)
+        terms = out * self.d_out.reshape(-1)
+        return float(terms.sum()), float(np.sqrt((terms ** 2).sum()))
+
+    def grads(self):
+        self._write(self.params, self.inputs)
+        self._harness(["-b"])
+        g = {"params": np.fromfile(os.path.join(self.d, "d_params.bin"),
+                                   dtype=np.float32).astype(np.float64)}
+        if not self.emb:
+            g["x"] = np.fromfile(os.path.join(self.d, "d_x.bin"),
+                                 dtype=np.float32).astype(np.float64)
+        if self.cross:
+            g["enc"] = np.fromfile(os.path.join(self.d, "d_enc.bin"),
+                                   dtype=np.float32).astype(np.float64)
+        return g
+
+
+def directional(model, what, v, h):
+    """D(h): central difference of f along v in params or an input."""
+    if what == "params":
+        fp, sp = model.f(model.params + h * v)
+        fm, sm = model.f(model.params - h * v)
+    else:
+        base = model.inputs[what]
+        fp, sp = model.f(**{what: base + h * v.reshape(base.shape)})
+        fm, sm = model.f(**{what: base - h * v.reshape(base.shape)})
+    return (fp - fm) / (2 * h), max(sp, sm)
+
+
+def check_direction(model, what, grad, draw, rng):
+    """Compares <grad, v> with the Richardson central difference along v;
+    redraws v when f is not smooth along it. Returns (ok, rel, detail, redraws)."""
+    for attempt in range(REDRAWS + 1):
+        v = draw(rng)
+        an = float(grad @ v)
+        d1, s1 = directional(model, what, v, H)
+        d2, s2 = directional(model, what, v, H / 2)
+        fd = (4 * d2 - d1) / 3
+        noise = U32 * max(s1, s2)
+        trunc = abs(d1 - d2)
+        tol = RTOL * abs(an) + NOISE * noise / H + trunc
+        if trunc > KINK_FRACTION * abs(an) + NOISE * noise / H and attempt < REDRAWS:
+            continue  # not smooth at this scale (a ReLU kink): another v
+        err = abs(fd - an)
+        rel = err / max(abs(an), NOISE * noise / H)
+        detail = (f"<g,v>={an:.6g} fd={fd:.6g} |D(h)-D(h/2)|={trunc:.2g} "
+                  f"err={err:.2g} tol={tol:.2g}")
+        return err <= tol, rel, detail, attempt
+    raise AssertionError("unreachable")
+
+
+class Results:
+    def __init__(self, name):
+        self.name, self.lines, self.passed, self.failed = name, [], 0, 0
+        self.worst = {}
+
+    def add(self, ok, case, detail=""):
+        self.lines.append(f"{'PASS' if ok else 'FAIL'} {self.name} {case}"
+                          + (f" {detail}" if detail else ""))
+        self.passed += ok
+        self.failed += not ok
+
+    def note(self, kind, rel, where):
+        if kind not in self.worst or rel > self.worst[kind][0]:
+            self.worst[kind] = (rel, f"{self.name} {where}")
+
+
+def run_spec(args, work, spec):
+    name, sections, b, s, t = spec
+    res = Results(name)
+    try:
+        _run_spec(args, work, name, sections, b, s, t, res)
+    except Failed as e:
+        res.add(False, "run", str(e))
+    except Exception:
+        res.add(False, "internal", "exception in finite_diff.py:" +
+                tail(traceback.format_exc(), 12))
+    return res
+
+
+def _run_spec(args, work, name, sections, b, s, t, res):
+    sd = os.path.join(work, name)
+    shutil.rmtree(sd, ignore_errors=True)
+    os.makedirs(sd)
+    toml_path = os.path.join(sd, "spec.toml")
+    with open(toml_path, "w") as f:
+        f.write(make_toml(name, sections))
+    rc, out = run([args.tfc, toml_path, "-o", os.path.join(sd, name + ".o")] + args.tfc_arg,
+                  args.timeout)
+    if rc != 0:
+        raise Failed(f"tfc exited {rc}" + tail(out))
+    cc = args.cc.split() + [
+        "-O2", "-std=c11", "-Werror=implicit-function-declaration", "-I" + args.include,
+        "-I" + sd, f'-DTFC_HEADER="{name}.h"', f"-DTFC_NAME={name}",
+        f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(sd, name + ".o"),
+        "-L" + args.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
+        "-o", os.path.join(sd, "harness")]
+    rc, out = run(cc, args.timeout)
+    if rc != 0:
+        raise Failed(f"cc exited {rc}" + tail(out, 10))
+
+    rng = np.random.default_rng([zlib.crc32(name.encode()), args.seed])
+    model = Model(args, sd, name, b, s, t, rng)
+    g = model.grads()
+    for k, v in g.items():
+        if not np.all(np.isfinite(v)):
+            raise Failed(f"non-finite gradient d_{k}")
+
+    n = model.info["param_count"]
+    checks = []  # (case, what, grad, draw)
+    for tname, offset, numel in model.tensors:
+        def draw(r, offset=offset, numel=numel):
+            v = np.zeros(n)
+            v[offset:offset + numel] = r.standard_normal(numel)
+            return v
+        checks.append((tname, "params", g["params"], draw))
+    for k in range(GLOBAL_DIRECTIONS):
+        checks.append((f"all-params#{k}", "params", g["params"],
+                       lambda r: r.standard_normal(n)))
+    for inp in ("x", "enc"):
+        if inp in g:
+            for k in range(INPUT_DIRECTIONS):
+                checks.append((f"d_{inp}#{k}", inp, g[inp],
+                               lambda r, m=g[inp].size: r.standard_normal(m)))
+
+    worst = {}
+    bad, redraws = [], 0
+    for case, what, grad, draw in checks:
+        ok, rel, detail, again = check_direction(model, what, grad, draw, rng)
+        redraws += again
+        kind = "d_params" if what == "params" else f"d_{what}"
+        res.note(kind, rel, case)
+        if kind not in worst or rel > worst[kind][0]:
+            worst[kind] = (rel, case)
+        if not ok:
+            bad.append(f"{case}: {detail}")
+    summary = ", ".join(f"{k} worst {r:.2g} ({c})" for k, (r, c) in worst.items())
+    res.add(not bad, f"b={b} s={s}" + (f" enc={t}" if model.cross else ""),
+            f"{len(checks)} directions, {redraws} redrawn, {model.evals} runs; {summary}"
+            + "".join("\n    | " + x for x in bad[:8]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--tfc", default="tfc")
+    ap.add_argument("--tfc-arg", action="append", default=[])
+    ap.add_argument("--runtime-lib", required=True)
+    ap.add_argument("--include", required=True)
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--keep", metavar="DIR")
+    ap.add_argument("--filter", metavar="REGEX")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args(argv)
+
+    todo = specs()
+    if args.filter:
+        todo = [sp for sp in todo if re.search(args.filter, sp[0])]
+    if args.list:
+        for sp in todo:
+            print(sp[0], sp[2:])
+        return 0
+    if not todo:
+        print("no specs selected\n0 passed, 1 failed")
+        return 1
+    tfc = shutil.which(args.tfc)
+    if tfc is None:
+        print(f"error: tfc not found: {args.tfc}\n0 passed, 1 failed")
+        return 1
+    args.tfc = os.path.abspath(tfc)
+    args.include = os.path.abspath(args.include)
+    args.runtime_lib = os.path.abspath(args.runtime_lib)
+    work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="tfc-fd-")
+    os.makedirs(work, exist_ok=True)
+
+    passed = failed = 0
+    worst = {}
+    lock = threading.Lock()
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for fut in concurrent.futures.as_completed(
+                [pool.submit(run_spec, args, work, sp) for sp in todo]):
+            res = fut.result()
+            with lock:
+                for line in res.lines:
+                    print(line)
+                sys.stdout.flush()
+                passed += res.passed
+                failed += res.failed
+                for kind, (rel, where) in res.worst.items():
+                    if kind not in worst or rel > worst[kind][0]:
+                        worst[kind] = (rel, where)
+    if not args.keep:
+        if failed:
+            print(f"(work files kept in {work})")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    for kind in sorted(worst):
+        print(f"worst {kind}: {worst[kind][0]:.3g} ({worst[kind][1]})")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
