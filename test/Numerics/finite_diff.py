@@ -115,7 +115,9 @@ def specs():
         model = dict(MODEL, d_ff=12 if k % 2 else 16, bias=k != 3)
         norm_t = {"type": norm, "position": pos}
         if k == 4:
-            norm_t["final"] = pos == "pre" and False or True
+            norm_t["final"] = True   # post with a final norm
+        if k == 6:
+            norm_t["final"] = False  # pre without
         out.append((f"fd_{norm[:3]}_{pos}_{act}_{mask[:3]}",
                     {"model": model, "norm": norm_t, "ffn": {"activation": act},
                      "attention": {"mask": mask}}, 2, 3 + k % 3, 0))
@@ -199,17 +201,21 @@ class Model:
         self.harness = os.path.join(sd, "harness")
         self.d = os.path.join(sd, "run")
         os.makedirs(self.d, exist_ok=True)
-        # NAME_init's parameters, then perturbed so that unit norm weights
-        # and zero biases are not special points.
-        rc, out = run([self.harness, self.d, "1", "1", "1"], args.timeout)
-        if rc != 0 and "cannot open" not in out:
-            pass  # inputs are missing at this point: only header.txt matters
-        info, self.tensors = read_header_txt(os.path.join(self.d, "header.txt"))
+        # The harness writes header.txt (macros, tensor table) first thing;
+        # here it then stops for want of inputs.
+        hd = os.path.join(sd, "header")
+        os.makedirs(hd, exist_ok=True)
+        rc, out = run([self.harness, hd, "1", "1", "1"], args.timeout)
+        if not os.path.exists(os.path.join(hd, "header.txt")):
+            raise Failed(f"harness exited {rc}, no header.txt" + tail(out))
+        info, self.tensors = read_header_txt(os.path.join(hd, "header.txt"))
         self.info = {k: int(v) for k, v in info.items() if k != "name"}
         self.d_model = self.info["D_MODEL"]
         self.vocab = self.info["VOCAB"]
         self.emb, self.head = self.info["HAS_EMBEDDING"], self.info["HAS_HEAD"]
         self.loss, self.cross = self.info["HAS_LOSS"], self.info["HAS_CROSS"]
+        # Random parameters (no zero biases or unit norm weights: no special
+        # points), norm weights around 1.
         n = self.info["param_count"]
         self.params = rng.standard_normal(n) * 0.3
         for tname, offset, numel in self.tensors:
