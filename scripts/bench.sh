@@ -37,9 +37,9 @@ build() {
 # forward-only header does not clash with the training one.
 sed 's/^name = "gpt2_block"/name = "gpt2_block_inference"/' \
   "$root/examples/specs/gpt2_block.toml" > "$out/gpt2_block_inference.toml"
-build gpt2_block_inference "$out/gpt2_block_inference.toml" bench_block.c --forward-only
-build gpt2_block "$root/examples/specs/gpt2_block.toml" bench_train.c
-build copy_task "$root/examples/specs/copy_task.toml" bench_train.c
+build gpt2_block_inference "$out/gpt2_block_inference.toml" bench_model.c --forward-only
+build gpt2_block "$root/examples/specs/gpt2_block.toml" bench_model.c
+build copy_task "$root/examples/specs/copy_task.toml" bench_model.c
 
 kernel=$(OPENBLAS_VERBOSE=2 "$out/bench_gpt2_block_inference" 1 1 1 1 2>&1 |
   grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 || true)

@@ -45,16 +45,11 @@ LogicalResult mlir::tfc::lowerParamGrad(ParamGradOp op, Lowering &l,
   if (layer)
     offset = l.add(offset, l.mul(layer, l.index(op.getLayerStride())));
   Value numel = l.index(op.getGrad().getType().getNumElements());
-  constexpr int64_t chunk = 4096;
-  l.parallelFor(l.divUp(numel, chunk), [&](Value c) {
-    Value begin = l.mul(c, l.index(chunk));
-    Value end = l.minIdx(l.add(begin, l.index(chunk)), numel);
-    l.forLoop(begin, end, [&](Value i) {
-      Value at = l.add(offset, i);
-      Value sum = arith::AddFOp::create(l.b, l.loc, l.load(grads.flat, at),
-                                        l.load(grad.flat, i));
-      l.store(sum, grads.flat, at);
-    });
+  forEachElement(l, numel, [&](Value i) {
+    Value at = l.add(offset, i);
+    Value sum = arith::AddFOp::create(l.b, l.loc, l.load(grads.flat, at),
+                                      l.load(grad.flat, i));
+    l.store(sum, grads.flat, at);
   });
   return success();
 }

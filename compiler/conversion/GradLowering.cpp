@@ -25,20 +25,6 @@ using namespace mlir::tfc;
 /// d = 768) to share among the threads.
 static constexpr int64_t kColumnChunk = 32;
 
-/// Elements per parallel iteration of flat loops, as in emitCopy.
-static constexpr int64_t kFlatChunk = 4096;
-
-/// `body(i)` for every i in [0, numel), in parallel chunks. Works for any
-/// rank, 0-d included.
-static void forEachElement(Lowering &l, Value numel,
-                           function_ref<void(Value)> body) {
-  l.parallelFor(l.divUp(numel, kFlatChunk), [&](Value c) {
-    Value begin = l.mul(c, l.index(kFlatChunk));
-    Value end = l.minIdx(l.add(begin, l.index(kFlatChunk)), numel);
-    l.forLoop(begin, end, body);
-  });
-}
-
 /// `body(begin, end)` for the column chunks [begin, end) of [0, width), one
 /// parallel iteration each.
 static void forColumnChunks(Lowering &l, Value width,

@@ -113,6 +113,9 @@ private:
   };
   Entry createEntry(OpBuilder &mb, StringRef suffix, unsigned numPointers);
   void finishEntry(Lowering &l, Entry &entry);
+  /// Sizes, the parameter buffer (pointers[0]) and the workspace of an
+  /// entry point; returns the parameter count as an index value.
+  Value bindEntry(Lowering &l, Entry &entry);
 
   /// batch, seq and enc_seq as index values at the allocation point.
   void bindSizes(Lowering &l, ValueRange sizes);
@@ -127,6 +130,9 @@ private:
   /// `outputs` the user's result arrays.
   LogicalResult walkForward(Lowering &l, ArrayRef<Buffer> inputs,
                             ArrayRef<Buffer> outputs);
+  /// walkForward in SizeOnly mode with the user's arrays as shapes only:
+  /// reproduces forward's allocations (and saved slots) in another function.
+  LogicalResult replayForward(Lowering &l);
   LogicalResult walkBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
                              Buffer dParams, ArrayRef<Buffer> dInputs);
 
@@ -254,6 +260,21 @@ ModelLowering::Entry ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
   return entry;
 }
 
+Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
+  bindSizes(l, entry.sizes);
+  Value paramCount;
+  l.atAllocationPoint([&] {
+    paramCount = l.index(
+        model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
+    params = memrefFromPointer(l.b, l.loc, entry.pointers[0],
+                               l.b.getF32Type(), paramCount);
+    // The workspace's size is the caller's promise (NAME_workspace_size).
+    l.setWorkspace(memrefFromPointer(l.b, l.loc, entry.workspace,
+                                     l.b.getI8Type(), l.index(INT64_MAX / 2)));
+  });
+  return paramCount;
+}
+
 void ModelLowering::finishEntry(Lowering &l, Entry &entry) {
   entry.marker->erase();
 }
@@ -272,15 +293,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   Location loc = model.getLoc();
   Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
   l.setAllocationPoint(entry.marker);
-  bindSizes(l, entry.sizes);
-  l.atAllocationPoint([&] {
-    Value paramCount =
-        l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    params = memrefFromPointer(b, loc, entry.pointers[0], b.getF32Type(),
-                               paramCount);
-    l.setWorkspace(memrefFromPointer(b, loc, entry.workspace, b.getI8Type(),
-                                     l.index(INT64_MAX / 2)));
-  });
+  bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
   Value tokens;
   for (auto [k, i] : llvm::enumerate(inputArgs)) {
@@ -368,6 +381,19 @@ LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
   return success();
 }
 
+LogicalResult ModelLowering::replayForward(Lowering &l) {
+  assert(l.sizeOnly() && "a replay emits no compute");
+  Interface iface(model);
+  SmallVector<Buffer> inputs, outputs;
+  for (auto [i, role] : llvm::enumerate(iface.argRoles))
+    if (role != "params")
+      inputs.push_back(
+          userBuffer(l, Value(), role, model.getArgument(i).getType()));
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
+  return walkForward(l, inputs, outputs);
+}
+
 LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Interface iface(grad);
   // params, d_outputs..., d_inputs..., d_params (docs/abi.md).
@@ -387,30 +413,12 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Location loc = model.getLoc();
   Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
   l.setAllocationPoint(entry.marker);
-  bindSizes(l, entry.sizes);
-  Value paramCount;
-  l.atAllocationPoint([&] {
-    paramCount =
-        l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    params = memrefFromPointer(b, loc, entry.pointers[0], b.getF32Type(),
-                               paramCount);
-    l.setWorkspace(memrefFromPointer(b, loc, entry.workspace, b.getI8Type(),
-                                     l.index(INT64_MAX / 2)));
-  });
+  Value paramCount = bindEntry(l, entry);
 
   // Replay forward's allocations: the saved slots are where forward left
   // them, and backward's own buffers come after forward's.
   l.setMode(Lowering::Mode::SizeOnly);
-  Interface forwardIface(model);
-  SmallVector<Buffer> forwardInputs, forwardOutputs;
-  for (auto [i, role] : llvm::enumerate(forwardIface.argRoles))
-    if (role != "params")
-      forwardInputs.push_back(
-          userBuffer(l, Value(), role, model.getArgument(i).getType()));
-  for (auto [i, role] : llvm::enumerate(forwardIface.resultRoles))
-    forwardOutputs.push_back(
-        userBuffer(l, Value(), role, model.getResultTypes()[i]));
-  if (failed(walkForward(l, forwardInputs, forwardOutputs)))
+  if (failed(replayForward(l)))
     return failure();
   l.setMode(Lowering::Mode::Emit);
 
@@ -489,15 +497,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   l.setAllocationPoint(marker);
   bindSizes(l, sizes);
   // Forward's buffers, then (for training) backward's after them.
-  Interface iface(model);
-  SmallVector<Buffer> inputs, outputs;
-  for (auto [i, role] : llvm::enumerate(iface.argRoles))
-    if (role != "params")
-      inputs.push_back(
-          userBuffer(l, Value(), role, model.getArgument(i).getType()));
-  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
-  if (failed(walkForward(l, inputs, outputs)))
+  if (failed(replayForward(l)))
     return failure();
   if (grad) {
     Interface gradIface(grad);

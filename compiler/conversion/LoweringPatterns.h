@@ -66,6 +66,10 @@ LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
+/// `body(i)` for every i in [0, numel), in parallel chunks; any rank, 0-d
+/// included.
+void forEachElement(Lowering &l, Value numel, function_ref<void(Value)> body);
+
 /// Copies `numel` elements from one flat buffer to another, in parallel.
 void emitCopy(Lowering &l, Value src, Value dst, Value numel);
 

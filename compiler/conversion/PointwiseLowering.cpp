@@ -118,13 +118,19 @@ LogicalResult mlir::tfc::lowerScale(ScaleOp op, Lowering &l) {
   return success();
 }
 
-void mlir::tfc::emitCopy(Lowering &l, Value src, Value dst, Value numel) {
-  // Chunks of 4096 floats: enough work per iteration, enough iterations to
-  // split across threads.
+void mlir::tfc::forEachElement(Lowering &l, Value numel,
+                               function_ref<void(Value)> body) {
+  // Chunks of 4096 elements: enough work per iteration, enough iterations
+  // to split across threads.
   constexpr int64_t chunk = 4096;
   l.parallelFor(l.divUp(numel, chunk), [&](Value c) {
     Value begin = l.mul(c, l.index(chunk));
     Value end = l.minIdx(l.add(begin, l.index(chunk)), numel);
-    l.forLoop(begin, end, [&](Value i) { l.store(l.load(src, i), dst, i); });
+    l.forLoop(begin, end, body);
   });
+}
+
+void mlir::tfc::emitCopy(Lowering &l, Value src, Value dst, Value numel) {
+  forEachElement(l, numel,
+                 [&](Value i) { l.store(l.load(src, i), dst, i); });
 }

@@ -1,11 +1,13 @@
-/* Times a compiled model's forward + backward (one training step without
- * the optimizer) against OpenBLAS sgemm doing the same matmuls, in the same
- * process. Works for any spec: x or token inputs, with or without a loss.
+/* Times a compiled model's forward, and forward + backward (one training
+ * step without the optimizer) when it has a backward, against OpenBLAS
+ * sgemm doing the same matmuls, in the same process. Works for any spec:
+ * x or token inputs, with or without a loss, with or without backward
+ * (tfc --forward-only).
  *
- *   bench_train <threads> <batch> <seq> [iterations]
+ *   bench_model <threads> <batch> <seq> [iterations]
  *
  * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UNAME=UPPER.
- * Prints `tfc_forward ms`, `tfc_forward_backward ms` and
+ * Prints `tfc_forward ms`, `tfc_forward_backward ms` (with a backward) and
  * `openblas_matmuls ms` (medians). OpenBLAS is a reference only. */
 #define _POSIX_C_SOURCE 199309L
 #include <cblas.h>
@@ -121,8 +123,10 @@ int main(int argc, char **argv) {
     double t0 = now_ms();
     check(FORWARD(), "forward");
     double t1 = now_ms();
+#if MACRO(_HAS_BACKWARD)
     memset(grads, 0, sizeof(float) * n);
     check(BACKWARD(), "backward");
+#endif
     double t2 = now_ms();
     if (i >= 0) {
       t[i] = t1 - t0;
@@ -130,7 +134,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("tfc_forward %.3f\n", median(t, iters));
-  printf("tfc_forward_backward %.3f\n", median(tb, iters));
+  if (MACRO(_HAS_BACKWARD))
+    printf("tfc_forward_backward %.3f\n", median(tb, iters));
 
   /* OpenBLAS: per block Q, K, V, O and the FFN's two matmuls, per head Q K^T
    * and P V; the head's logits. Backward does each twice (input and weight
@@ -142,7 +147,8 @@ int main(int argc, char **argv) {
       randoms(3 * (big > attn * 4 ? big : attn * 4) + 3 * (size_t)d * ff, 7);
   for (int rep = -2; rep < iters; ++rep) {
     double t0 = now_ms();
-    for (int pass = 0; pass < 3; ++pass) { /* forward, d_input, d_weight */
+    /* Forward; with a backward also the input and weight gradients. */
+    for (int pass = 0; pass < (MACRO(_HAS_BACKWARD) ? 3 : 1); ++pass) {
       for (int l = 0; l < depth; ++l) {
         gemm(4, m, d, d, scratch);
         gemm(1, m, ff, d, scratch); /* a non-gated FFN */
