@@ -264,10 +264,10 @@ Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
   bindSizes(l, entry.sizes);
   Value paramCount;
   l.atAllocationPoint([&] {
-    paramCount = l.index(
-        model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    params = memrefFromPointer(l.b, l.loc, entry.pointers[0],
-                               l.b.getF32Type(), paramCount);
+    paramCount =
+        l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
+    params = memrefFromPointer(l.b, l.loc, entry.pointers[0], l.b.getF32Type(),
+                               paramCount);
     // The workspace's size is the caller's promise (NAME_workspace_size).
     l.setWorkspace(memrefFromPointer(l.b, l.loc, entry.workspace,
                                      l.b.getI8Type(), l.index(INT64_MAX / 2)));
@@ -566,7 +566,8 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp c) { return lowerConstant(l, c); })
-      .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp>(indexArith)
+      .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp>(
+          indexArith)
       .Case([&](scf::ForOp loop) { return lowerLoop(l, loop); })
       .Case([&](ParamOp p) {
         Value layer = p.getLayer() ? scalars.lookup(p.getLayer()) : Value();

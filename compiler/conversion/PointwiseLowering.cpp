@@ -131,6 +131,5 @@ void mlir::tfc::forEachElement(Lowering &l, Value numel,
 }
 
 void mlir::tfc::emitCopy(Lowering &l, Value src, Value dst, Value numel) {
-  forEachElement(l, numel,
-                 [&](Value i) { l.store(l.load(src, i), dst, i); });
+  forEachElement(l, numel, [&](Value i) { l.store(l.load(src, i), dst, i); });
 }

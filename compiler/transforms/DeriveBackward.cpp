@@ -197,11 +197,18 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
     Scope inner;
     Scope *outer = scope;
     scope = &inner;
-    // i = lower + upper - step - j: the same iteration space, backwards.
-    Value last = arith::SubIOp::create(
-        b, loc(), arith::AddIOp::create(b, loc(), lower, upper), step);
-    inner.layer =
-        arith::SubIOp::create(b, loc(), last, reversed.getInductionVar());
+    // The same iteration space backwards: i = last - (j - lower), with
+    // last = lower + ((upper - lower - 1) / step) * step.
+    Value one = arith::ConstantIndexOp::create(b, loc(), 1);
+    Value span = arith::SubIOp::create(
+        b, loc(), arith::SubIOp::create(b, loc(), upper, lower), one);
+    Value last = arith::AddIOp::create(
+        b, loc(), lower,
+        arith::MulIOp::create(
+            b, loc(), arith::DivUIOp::create(b, loc(), span, step), step));
+    inner.layer = arith::SubIOp::create(
+        b, loc(), last,
+        arith::SubIOp::create(b, loc(), reversed.getInductionVar(), lower));
     inner.primals[loop.getInductionVar()] = inner.layer;
 
     // Gradients inside the body are per iteration.
@@ -232,8 +239,19 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
 
 LogicalResult BackwardBuilder::build() {
   MLIRContext *ctx = forward.getContext();
-  std::string name =
-      forward->getAttrOfType<StringAttr>("tfc.model").getValue().str();
+  auto nameAttr = forward->getAttrOfType<StringAttr>("tfc.model");
+  if (!nameAttr)
+    return forward.emitOpError("tfc.model must be a string (the model's name)");
+  std::string name = nameAttr.getValue().str();
+  if (SymbolTable::lookupNearestSymbolFrom(forward,
+                                           b.getStringAttr(name + "_grad")))
+    return forward.emitOpError("already has a backward function @")
+           << name << "_grad";
+  if (!llvm::is_contained(
+          llvm::map_range(llvm::seq(forward.getNumArguments()),
+                          [&](unsigned i) { return roleOf(forward, i); }),
+          "params"))
+    return forward.emitOpError("needs an argument with tfc.role = \"params\"");
   auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
 
   // Signature: params, the output gradients (none for the loss: backward

@@ -596,9 +596,15 @@ func.func @off_path(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         %[[ENCS:.*]] = tfc.saved 1 : tensor<?x?x8xf32>
 // CHECK-NEXT:    %[[Z:.*]] = tfc.zeros_like %[[ENCS]] : tensor<?x?x8xf32>
 // CHECK-NEXT:    %[[R:.*]]:3 = scf.for %[[J:[a-z0-9]+]] = %[[LB]] to %[[UB]] step %[[ST]] iter_args(%[[DH:[a-z0-9]+]] = %[[DOUT]], %[[DPI:[a-z0-9]+]] = %[[DP2]], %[[DENC:[a-z0-9]+]] = %[[Z]]) -> (tensor<?x?x8xf32>, tensor<?xf32>, tensor<?x?x8xf32>) {
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addi %[[LB]], %[[UB]] : index
-// CHECK-NEXT:      %[[LAST:.*]] = arith.subi %[[SUM]], %[[ST]] : index
-// CHECK-NEXT:      %[[LAYER:.*]] = arith.subi %[[LAST]], %[[J]] : index
+// layer = last - (j - lb), last = lb + ((ub - lb - 1) / step) * step:
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
+// CHECK-NEXT:      %[[SPAN1:.*]] = arith.subi %[[SPAN]], %[[ONE]] : index
+// CHECK-NEXT:      %[[NSTEPS:.*]] = arith.divui %[[SPAN1]], %[[ST]] : index
+// CHECK-NEXT:      %[[OFF:.*]] = arith.muli %[[NSTEPS]], %[[ST]] : index
+// CHECK-NEXT:      %[[LAST:.*]] = arith.addi %[[LB]], %[[OFF]] : index
+// CHECK-NEXT:      %[[JL:.*]] = arith.subi %[[J]], %[[LB]] : index
+// CHECK-NEXT:      %[[LAYER:.*]] = arith.subi %[[LAST]], %[[JL]] : index
 // The residual passes d_h on; the attention output's gradient is d_h too.
 // CHECK-NEXT:      %[[DO:.*]] = tfc.split_heads %[[DH]]
 // CHECK-NEXT:      %[[PS:.*]] = tfc.saved 2[%[[LAYER]]] : tensor<?x2x?x?xf32>
@@ -671,9 +677,14 @@ func.func @dec(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-DAG:     %[[LB:.*]] = arith.constant 1 : index
 // CHECK-DAG:     %[[UB:.*]] = arith.constant 4 : index
 // CHECK:         %[[R:.*]]:2 = scf.for %[[J:[a-z0-9]+]] = %[[LB]] to %[[UB]] step %[[LB]] iter_args(%[[DH:[a-z0-9]+]] = %[[DY]], %[[DPI:[a-z0-9]+]] = %[[DP]])
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addi %[[LB]], %[[UB]] : index
-// CHECK-NEXT:      %[[LAST:.*]] = arith.subi %[[SUM]], %[[LB]] : index
-// CHECK-NEXT:      %[[LAYER:.*]] = arith.subi %[[LAST]], %[[J]] : index
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
+// CHECK-NEXT:      %[[SPAN1:.*]] = arith.subi %[[SPAN]], %[[ONE]] : index
+// CHECK-NEXT:      %[[NSTEPS:.*]] = arith.divui %[[SPAN1]], %[[LB]] : index
+// CHECK-NEXT:      %[[OFF:.*]] = arith.muli %[[NSTEPS]], %[[LB]] : index
+// CHECK-NEXT:      %[[LAST:.*]] = arith.addi %[[LB]], %[[OFF]] : index
+// CHECK-NEXT:      %[[JL:.*]] = arith.subi %[[J]], %[[LB]] : index
+// CHECK-NEXT:      %[[LAYER:.*]] = arith.subi %[[LAST]], %[[JL]] : index
 // CHECK-NEXT:      %[[HS:.*]] = tfc.saved 0[%[[LAYER]]] : tensor<?x?x8xf32>
 // CHECK-NEXT:      %[[DX:.*]] = tfc.activation_grad #tfc.activation<silu> %[[HS]], %[[DH]]
 // CHECK-NEXT:      scf.yield %[[DX]], %[[DPI]] : tensor<?x?x8xf32>, tensor<?xf32>
@@ -691,4 +702,29 @@ func.func @offset_loop(%params: tensor<?xf32> {tfc.role = "params"},
     scf.yield %y : tensor<?x?x8xf32>
   }
   return %out : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A loop whose span is not a multiple of its step (layers 0 and 2 of 0..3
+// step 2) is reversed over the same layers: last = 0 + ((3 - 0 - 1) / 2) * 2.
+// CHECK-LABEL: func.func @stepped_grad(
+// CHECK:         scf.for %[[J:[a-z0-9]+]] =
+// CHECK:           arith.divui
+// CHECK:           %[[JL:.*]] = arith.subi %[[J]], %{{.*}}
+// CHECK-NEXT:      %[[LAYER:.*]] = arith.subi %{{.*}}, %[[JL]]
+// CHECK-NEXT:      tfc.saved 0[%[[LAYER]]]
+func.func @stepped(%params: tensor<?xf32> {tfc.role = "params"},
+                   %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "stepped", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c2 iter_args(%h = %x) -> (tensor<?x?x8xf32>) {
+    %y = tfc.activation #tfc.activation<silu> %h : tensor<?x?x8xf32>
+    scf.yield %y : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
 }
