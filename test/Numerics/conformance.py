@@ -318,8 +318,9 @@ def compare(out, ref, rtol):
 def grad_errors(ours, ref, parts):
     """Per-tensor relative errors of a gradient buffer (see GRAD_FLOOR).
 
-    parts: [(name, offset, numel)]. Returns [(rel, name, detail)], worst first;
-    rel is inf where ours is not finite."""
+    parts: [(name, offset, numel)]. Returns [(rel, name, detail, vanishing)],
+    worst first; rel is inf where ours is not finite; vanishing: the tensor's
+    max|ref| is below the floor (judged against the floor)."""
     ours = np.asarray(ours, dtype=np.float64).reshape(-1)
     ref = np.asarray(ref, dtype=np.float64).reshape(-1)
     floor = max(GRAD_FLOOR * (float(np.abs(ref).max()) if ref.size else 0.0), TINY)
@@ -330,13 +331,14 @@ def grad_errors(ours, ref, parts):
             continue
         if not np.all(np.isfinite(o)):
             k = int(np.argwhere(~np.isfinite(o))[0][0])
-            errs.append((math.inf, name, f"non-finite at [{k}]"))
+            errs.append((math.inf, name, f"non-finite at [{k}]", False))
             continue
         err = np.abs(o - r)
         k = int(err.argmax())
-        scale = max(float(np.abs(r).max()), floor)
+        top = float(np.abs(r).max())
+        scale = max(top, floor)
         errs.append((float(err[k]) / scale, name,
-                     f"[{k}] got {o[k]:.7g} want {r[k]:.7g} scale {scale:.3g}"))
+                     f"[{k}] got {o[k]:.7g} want {r[k]:.7g} scale {scale:.3g}", top < floor))
     errs.sort(key=lambda e: -e[0])
     return errs
 
@@ -491,15 +493,23 @@ class Runner:
             if got.size != ref.size:
                 return False, f"{kind}: {got.size} floats, expected {ref.size}"
             errs = grad_errors(got, ref, self.parts(model, kind, ref.size))
-            rel, tname, detail = errs[0]
-            res.note(note + kind, rel, f"{case} {tname}")
+            rel, tname, detail, vanishing = errs[0]
+            for e in errs:  # the worst tensor judged on its own scale
+                if not e[3]:
+                    res.note(note + kind, e[0], f"{case} {e[1]}")
+                    break
+            for e in errs:  # the worst of those judged against the floor
+                if e[3]:
+                    res.note(note + kind + " (vanishing)", e[0], f"{case} {e[1]}")
+                    break
             bad = [e for e in errs if not e[0] <= bound]
             ok &= not bad
-            where = "" if kind != "d_params" else f" ({tname})"
+            where = "" if kind != "d_params" else \
+                f" ({tname}{', vanishing' if vanishing else ''})"
             msg = f"{kind}: rel={rel:.3g}{where}"
             if bad:
                 msg += (f" > {bound:g} in {len(bad)} tensor(s): " +
-                        ", ".join(f"{n} rel={r:.3g} {dt}" for r, n, dt in bad[:4]))
+                        ", ".join(f"{n} rel={r:.3g} {dt}" for r, n, dt, _ in bad[:4]))
             msgs.append(msg)
         return ok, "; ".join(msgs)
 
@@ -748,8 +758,9 @@ def main(argv=None):
             print(f"(work files kept in {work})")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    order = ["forward", "d_params", "d_x", "d_enc",
-             "accumulate d_params", "accumulate d_x", "accumulate d_enc"]
+    order = ["forward", "d_params", "d_params (vanishing)", "d_x", "d_enc",
+             "accumulate d_params", "accumulate d_params (vanishing)",
+             "accumulate d_x", "accumulate d_enc"]
     for kind in sorted(worst, key=lambda k: order.index(k) if k in order else 99):
         err, where = worst[kind]
         print(f"worst {kind}: {err:.3g} ({where})")

@@ -156,7 +156,7 @@ static const float *x, *enc;
 static void *workspace;
 
 static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
-  (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out;
+  (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out, (void)d_enc;
   (void)enc_seq;
   return FN(_forward)(rt, params,
 #if HAS_EMBEDDING
