@@ -112,17 +112,14 @@ LogicalResult mlir::tfc::lowerAttentionContext(AttentionContextOp op,
   return success();
 }
 
-LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
+void mlir::tfc::emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
+                             MaskKind kind, double fill) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  bool causal = op.getKind() == MaskKind::causal;
+  bool causal = kind == MaskKind::causal;
   Value queries = in.dims[in.dims.size() - 2];
   Value keys = in.dims.back();
-  Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
+  Value fillValue = l.f32(fill);
   l.parallelFor(rowCount(l, in), [&](Value row) {
     Value i = arith::RemUIOp::create(b, loc, row, queries);
     Value base = l.mul(row, keys);
@@ -131,11 +128,19 @@ LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
       if (causal) {
         Value future =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
-        x = arith::SelectOp::create(b, loc, future, minusInf, x);
+        x = arith::SelectOp::create(b, loc, future, fillValue, x);
       }
       l.store(x, out.flat, l.add(base, j));
     });
   });
+}
+
+LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (!l.sizeOnly())
+    emitMaskCopy(l, in, out, op.getKind(),
+                 -std::numeric_limits<double>::infinity());
   return success();
 }
 

@@ -335,30 +335,11 @@ LogicalResult mlir::tfc::lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l) {
 }
 
 LogicalResult mlir::tfc::lowerMaskGrad(MaskGradOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getGrad());
+  Buffer in = l.lookup(op.getGrad());
   Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  bool causal = op.getKind() == MaskKind::causal;
-  Value queries = in.dims[in.dims.size() - 2];
-  Value keys = in.dims.back();
-  Value zero = l.f32(0.0);
   // The entries lowerMask set to -inf are constants: no gradient flows.
-  l.parallelFor(rowCount(l, in), [&](Value row) {
-    Value i = arith::RemUIOp::create(b, loc, row, queries);
-    Value base = l.mul(row, keys);
-    l.forLoop(l.index(0), keys, [&](Value j) {
-      Value d = l.load(in.flat, l.add(base, j));
-      if (causal) {
-        Value future =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
-        d = arith::SelectOp::create(b, loc, future, zero, d);
-      }
-      l.store(d, out.flat, l.add(base, j));
-    });
-  });
+  if (!l.sizeOnly())
+    emitMaskCopy(l, in, out, op.getKind(), 0.0);
   return success();
 }
 

@@ -66,6 +66,11 @@ LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
+/// out = in over [..., queries, keys] with `fill` where a causal mask hides
+/// a key (j > i); a plain copy for a bidirectional mask.
+void emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
+                  MaskKind kind, double fill);
+
 /// `body(i)` for every i in [0, numel), in parallel chunks; any rank, 0-d
 /// included.
 void forEachElement(Lowering &l, Value numel, function_ref<void(Value)> body);
