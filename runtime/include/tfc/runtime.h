@@ -52,12 +52,11 @@ typedef struct tfc_runtime tfc_runtime;
  * A runtime may be shared by several user threads: their loops that use the
  * pool run one after the other (a mutex serialises them; a loop of one
  * iteration runs inline on its caller and needs no pool), so for real
- * concurrency give each user thread its own runtime. Destroy only when no call is in flight;
- * destroy(NULL) does nothing. num_threads(NULL) is 1.
- * Idle workers spin for a few microseconds before they sleep, so that loops
- * issued back to back do not pay a wake-up; TFC_SPIN_US (read here, in
- * microseconds) changes that, 0 to sleep at once (e.g. with more threads than
- * cores). */
+ * concurrency give each user thread its own runtime. Destroy only when no call
+ * is in flight; destroy(NULL) does nothing. num_threads(NULL) is 1. Idle
+ * workers spin for a few microseconds before they sleep, so that loops issued
+ * back to back do not pay a wake-up; TFC_SPIN_US (read here, in microseconds)
+ * changes that, 0 to sleep at once (e.g. with more threads than cores). */
 int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out);
 void tfc_runtime_destroy(tfc_runtime *rt);
 int32_t tfc_runtime_num_threads(const tfc_runtime *rt);

@@ -39,8 +39,7 @@ int main(void) {
   printf("workspace_size(2, 5, 3) > 0: %d\n", size > 0);
   void *ws = aligned_alloc(64, ((size_t)size + 63) / 64 * 64);
 
-  printf("NULL enc: %d\n",
-         cross_forward(rt2, params, x, NULL, y, ws, B, S, T));
+  printf("NULL enc: %d\n", cross_forward(rt2, params, x, NULL, y, ws, B, S, T));
   printf("enc_seq 0: %d\n", cross_forward(rt2, params, x, enc, y, ws, B, S, 0));
   printf("enc_seq > max: %d\n",
          cross_forward(rt2, params, x, enc, y, ws, B, S, CROSS_MAX_SEQ + 1));
@@ -64,7 +63,8 @@ int main(void) {
   cross_forward(rt2, params, x, enc2, y2, ws, B, S, T);
   printf("first position sees the last encoder position: %d\n",
          max_diff(y, y2, D) > 1e-3f);
-  printf("sequence 1 unchanged: %d\n", max_diff(y + S * D, y2 + S * D, S * D) == 0.0f);
+  printf("sequence 1 unchanged: %d\n",
+         max_diff(y + S * D, y2 + S * D, S * D) == 0.0f);
 
   free(ws);
   free(params);

@@ -58,8 +58,8 @@ int main(void) {
   }
   float loss = NAN, loss2 = NAN;
 
-  int32_t status = tokens_forward(rt2, params, tokens, targets, logits, &loss,
-                                  ws, B, S);
+  int32_t status =
+      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
   printf("forward: %d\n", status);
   printf("logits finite: %d\n", all_finite(logits, N));
   printf("loss: %.4f\n", loss);
@@ -75,12 +75,14 @@ int main(void) {
   targets[0] = -1;
   targets[4] = -100;
   targets[B * S - 1] = V;
-  status = tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
+  status =
+      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
   printf("ignored targets: %d, loss matches logits: %d\n", status,
          fabs(loss - reference_loss(logits, targets)) < 1e-4);
   for (int i = 0; i < B * S; ++i)
     targets[i] = -1;
-  status = tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
+  status =
+      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
   printf("no targets: %d, loss %.6f\n", status, loss);
   for (int i = 0; i < B * S; ++i)
     targets[i] = i % V;
@@ -91,27 +93,29 @@ int main(void) {
     logits2[i] = 12345.0f;
   loss2 = 12345.0f;
   tokens[B * S - 1] = V;
-  printf("token == vocab: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, B, S));
+  printf("token == vocab: %d\n", tokens_forward(rt2, params, tokens, targets,
+                                                logits2, &loss2, ws, B, S));
   int untouched = loss2 == 12345.0f;
   for (int i = 0; i < N; ++i)
     untouched &= logits2[i] == 12345.0f;
   printf("outputs untouched: %d\n", untouched);
   tokens[B * S - 1] = 0;
   tokens[0] = -1;
-  printf("token -1: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, B, S));
+  printf("token -1: %d\n", tokens_forward(rt2, params, tokens, targets, logits2,
+                                          &loss2, ws, B, S));
   tokens[0] = INT32_MAX;
-  printf("token INT32_MAX: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, B, S));
+  printf("token INT32_MAX: %d\n", tokens_forward(rt2, params, tokens, targets,
+                                                 logits2, &loss2, ws, B, S));
   /* Only the first batch * seq ids are read: a bad id past them is fine. */
   tokens[0] = 1;
   tokens[S] = -5; /* row 1 */
-  printf("bad token outside batch 1: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 1, S));
+  printf(
+      "bad token outside batch 1: %d\n",
+      tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 1, S));
   /* Argument and shape errors come first. */
-  printf("bad token and batch 0: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 0, S));
+  printf(
+      "bad token and batch 0: %d\n",
+      tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 0, S));
   printf("bad token and NULL loss: %d\n",
          tokens_forward(rt2, params, tokens, targets, logits2, NULL, ws, B, S));
   tokens[S] = 2;
