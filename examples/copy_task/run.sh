@@ -32,6 +32,8 @@ else
   runs="post:0 pre:0"; seeds="1"; steps=300
 fi
 
+# Runs of an earlier invocation (another mode) must not mix into this one.
+rm -f "$out"/run_*.csv "$out"/gradnorm_*.csv
 echo "model,warmup,seed,step,lr,loss" > "$out/loss.csv"
 echo "model,seed,block,norm" > "$out/gradnorm.csv"
 # One thread per run and two runs at a time: on 2 cores that beats two
