@@ -144,6 +144,27 @@ LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
   return success();
 }
 
+Value mlir::tfc::emitRowExp(Lowering &l, Value in, Value out, Value base,
+                            Value width) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
+  Value max = l.forLoop(l.index(0), width, ValueRange{minusInf},
+                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                          Value x = l.load(in, l.add(base, j));
+                          return {arith::MaximumFOp::create(b, loc, acc[0], x)};
+                        })[0];
+  Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
+                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                          Value x = l.load(in, l.add(base, j));
+                          Value e = math::ExpOp::create(
+                              b, loc, arith::SubFOp::create(b, loc, x, max));
+                          l.store(e, out, l.add(base, j));
+                          return {reassocAdd(l, acc[0], e)};
+                        })[0];
+  return arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+}
+
 LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {
   const Buffer &in = l.lookup(op.getInput());
   Buffer out = l.allocateResult(op.getResult(), in.dims);
@@ -152,24 +173,9 @@ LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = in.dims.back();
-  Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
   l.parallelFor(rowCount(l, in), [&](Value row) {
     Value base = l.mul(row, width);
-    Value max =
-        l.forLoop(l.index(0), width, ValueRange{minusInf},
-                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                    Value x = l.load(in.flat, l.add(base, j));
-                    return {arith::MaximumFOp::create(b, loc, acc[0], x)};
-                  })[0];
-    Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
-                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                            Value x = l.load(in.flat, l.add(base, j));
-                            Value e = math::ExpOp::create(
-                                b, loc, arith::SubFOp::create(b, loc, x, max));
-                            l.store(e, out.flat, l.add(base, j));
-                            return {reassocAdd(l, acc[0], e)};
-                          })[0];
-    Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+    Value inv = emitRowExp(l, in.flat, out.flat, base, width);
     l.forLoop(l.index(0), width, [&](Value j) {
       Value idx = l.add(base, j);
       l.store(arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv),

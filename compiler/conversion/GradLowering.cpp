@@ -551,7 +551,6 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
   Value scale = arith::DivFOp::create(
       b, loc, l.load(dloss.flat, l.index(0)),
       arith::MaximumFOp::create(b, loc, countF, l.f32(1.0)));
-  Value minusInf = l.f32(-INFINITY);
   Value zero = l.f32(0.0);
   l.parallelFor(rows, [&](Value row) {
     Value base = l.mul(row, vocab);
@@ -560,21 +559,7 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
     Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
     Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), safeTarget);
     // softmax as lowerSoftmax: exp(x - max) stored, then normalised.
-    Value max =
-        l.forLoop(l.index(0), vocab, ValueRange{minusInf},
-                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                    return {arith::MaximumFOp::create(
-                        b, loc, acc[0], l.load(logits.flat, l.add(base, j)))};
-                  })[0];
-    Value sum = l.forLoop(l.index(0), vocab, ValueRange{zero},
-                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                            Value x = l.load(logits.flat, l.add(base, j));
-                            Value e = math::ExpOp::create(
-                                b, loc, arith::SubFOp::create(b, loc, x, max));
-                            l.store(e, out.flat, l.add(base, j));
-                            return {reassocAdd(l, acc[0], e)};
-                          })[0];
-    Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+    Value inv = emitRowExp(l, logits.flat, out.flat, base, vocab);
     l.forLoop(l.index(0), vocab, [&](Value j) {
       Value idx = l.add(base, j);
       Value p = arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv);

@@ -66,6 +66,10 @@ LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
+/// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
+/// returns 1 / sum, the factor that normalises them.
+Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);
+
 /// out = in over [..., queries, keys] with `fill` where a causal mask hides
 /// a key (j > i); a plain copy for a bidirectional mask.
 void emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
