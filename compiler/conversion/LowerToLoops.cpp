@@ -368,7 +368,7 @@ LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (Operation *def = value.getDefiningOp();
         def && def->getBlock() == &body && isa<TfcDialect>(def->getDialect()) &&
-        !def->hasAttr("tfc.save"))
+        !getSaveSlot(cast<OpResult>(value)))
       l.preassign(value, outputs[i]);
   if (failed(lowerBody(l, body)))
     return failure();

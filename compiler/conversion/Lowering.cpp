@@ -1,6 +1,7 @@
 //===- Lowering.cpp - State shared by the tfc op lowerings ------*- C++ -*-===//
 
 #include "conversion/Lowering.h"
+#include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -92,9 +93,9 @@ Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
 
 Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
   Type elementType = cast<ShapedType>(tensor.getType()).getElementType();
-  if (Operation *def = tensor.getDefiningOp())
-    if (auto slot = def->getAttrOfType<IntegerAttr>("tfc.save")) {
-      Buffer buffer = allocateSaved(slot.getInt(), elementType, dims);
+  if (auto result = dyn_cast<OpResult>(tensor))
+    if (std::optional<int64_t> slot = getSaveSlot(result)) {
+      Buffer buffer = allocateSaved(*slot, elementType, dims);
       bind(tensor, buffer);
       return buffer;
     }

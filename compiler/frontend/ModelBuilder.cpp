@@ -41,7 +41,7 @@ class ModelBuilder {
 public:
   ModelBuilder(MLIRContext &context, const Spec &spec)
       : spec(spec), layout(computeLayout(spec)), b(&context),
-        loc(FileLineColLoc::get(&context, spec.path, 1, 1)) {}
+        file(FileLineColLoc::get(&context, spec.path, 1, 1)), loc(file) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -69,13 +69,30 @@ private:
   Value linear(Value x, const std::string &prefix, int64_t out);
   Value attention(Value u, Value z, const std::string &prefix, bool causal);
   Value ffn(Value u);
-  Value residual(Value x, Value branch);
+  Value residual(Value x, Value branch, const std::string &sublayer);
   Value block(Value x);
   Value embed(Value tokens);
+
+  /// Names the ops built while it lives after the part of the model they
+  /// compute ("blocks.attn"), so fused ops and diagnostics can say where
+  /// they come from.
+  struct Part {
+    Part(ModelBuilder &builder, const std::string &name)
+        : builder(builder), saved(builder.loc) {
+      builder.loc = NameLoc::get(builder.b.getStringAttr(name), builder.file);
+    }
+    ~Part() { builder.loc = saved; }
+    ModelBuilder &builder;
+    Location saved;
+  };
+  std::string blockPart(const std::string &name) const {
+    return layer ? "blocks." + name : name;
+  }
 
   const Spec &spec;
   ParamLayout layout;
   OpBuilder b;
+  Location file;
   Location loc;
   Value params, layer, encoder;
 };
@@ -107,6 +124,7 @@ Value ModelBuilder::globalParam(const std::string &name) {
 }
 
 Value ModelBuilder::norm(Value x, const std::string &prefix, bool global) {
+  Part part(*this, global ? prefix : blockPart(prefix));
   auto get = [&](const std::string &name) {
     return global ? globalParam(name) : blockParam(name);
   };
@@ -128,6 +146,7 @@ Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
 
 Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
                               bool causal) {
+  Part part(*this, blockPart(prefix));
   int64_t d = spec.model.dModel, dh = spec.model.headDim();
   auto split = [&](Value v) -> Value {
     return mlir::tfc::SplitHeadsOp::create(b, loc, perHead(dh), v);
@@ -151,6 +170,7 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
 }
 
 Value ModelBuilder::ffn(Value u) {
+  Part part(*this, blockPart("ffn"));
   int64_t d = spec.model.dModel, ff = spec.model.dFF;
   ActivationKind kind = toActivationKind(spec.ffn.activation);
   Value up = linear(u, "ffn.w_up", ff);
@@ -164,7 +184,9 @@ Value ModelBuilder::ffn(Value u) {
   return linear(hidden, "ffn.w_down", d);
 }
 
-Value ModelBuilder::residual(Value x, Value branch) {
+Value ModelBuilder::residual(Value x, Value branch,
+                             const std::string &sublayer) {
+  Part part(*this, blockPart(sublayer + ".residual"));
   double alpha = spec.norm.position == NormPosition::DeepNorm
                      ? spec.norm.deepnormAlpha
                      : 1.0;
@@ -176,21 +198,26 @@ Value ModelBuilder::block(Value x) {
   bool causal = spec.attention.mask == MaskKind::Causal;
   if (spec.norm.position == NormPosition::Pre) {
     Value u = norm(x, "attn_norm");
-    Value h = residual(x, attention(u, u, "attn", causal));
+    Value h = residual(x, attention(u, u, "attn", causal), "attn");
     if (spec.attention.cross)
-      h = residual(h, attention(norm(h, "cross_norm"), encoder, "cross",
-                                /*causal=*/false));
-    return residual(h, ffn(norm(h, "ffn_norm")));
+      h = residual(h,
+                   attention(norm(h, "cross_norm"), encoder, "cross",
+                             /*causal=*/false),
+                   "cross");
+    return residual(h, ffn(norm(h, "ffn_norm")), "ffn");
   }
   // Post-LN and DeepNorm: the norm closes each sub-layer.
-  Value h = norm(residual(x, attention(x, x, "attn", causal)), "attn_norm");
+  Value h = norm(residual(x, attention(x, x, "attn", causal), "attn"),
+                 "attn_norm");
   if (spec.attention.cross)
-    h = norm(residual(h, attention(h, encoder, "cross", /*causal=*/false)),
+    h = norm(residual(h, attention(h, encoder, "cross", /*causal=*/false),
+                      "cross"),
              "cross_norm");
-  return norm(residual(h, ffn(h)), "ffn_norm");
+  return norm(residual(h, ffn(h), "ffn"), "ffn_norm");
 }
 
 Value ModelBuilder::embed(Value tokens) {
+  Part part(*this, "embed");
   int64_t d = spec.model.dModel;
   Value h = mlir::tfc::EmbeddingOp::create(b, loc, activations(d), tokens,
                                            globalParam("embed.tokens"));
@@ -282,6 +309,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     h = norm(h, "final_norm", /*global=*/true);
   SmallVector<Value> results;
   if (spec.head) {
+    Part part(*this, "head");
     Value logits =
         spec.head->tied
             ? mlir::tfc::LinearOp::create(b, loc, activations(vocab), h,
@@ -291,6 +319,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                           globalParam("head.weight"), Value(),
                                           /*transpose_weight=*/false);
     results.push_back(logits);
+    Part lossPart(*this, "loss");
     if (loss)
       results.push_back(mlir::tfc::CrossEntropyOp::create(
           b, loc, RankedTensorType::get({}, b.getF32Type()), logits, targets));

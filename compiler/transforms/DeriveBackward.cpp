@@ -80,8 +80,8 @@ int64_t BackwardBuilder::slotFor(Value value) {
   slots[value] = slot;
   Builder attrs(forward.getContext());
   IntegerAttr attr = attrs.getI64IntegerAttr(slot);
-  if (Operation *def = value.getDefiningOp()) {
-    def->setAttr("tfc.save", attr);
+  if (auto result = dyn_cast<OpResult>(value)) {
+    setSaveSlot(result, slot);
   } else {
     auto arg = cast<BlockArgument>(value);
     Operation *owner = arg.getOwner()->getParentOp();

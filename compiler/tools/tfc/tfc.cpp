@@ -17,6 +17,7 @@
 #include "target/HeaderEmitter.h"
 #include "target/ObjectEmitter.h"
 #include "tfc/Dialect/TfcDialect.h"
+#include "transforms/FusionPipeline.h"
 #include "transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -32,7 +33,17 @@ using namespace llvm;
 
 namespace {
 
-enum class Emit { Spec, Tfc, Mlir, LLVMIR, Asm, Obj, Header, Layout };
+enum class Emit {
+  Spec,
+  Tfc,
+  FusionReport,
+  Mlir,
+  LLVMIR,
+  Asm,
+  Obj,
+  Header,
+  Layout
+};
 
 // The shared LLVM library registers hundreds of backend options; --help
 // shows only tfc's own (the rest stay usable, listed by --help-hidden).
@@ -47,6 +58,8 @@ cl::opt<Emit> emitKind(
     cl::values(
         clEnumValN(Emit::Spec, "spec", "the resolved spec, as TOML"),
         clEnumValN(Emit::Tfc, "tfc", "the tfc dialect IR from the frontend"),
+        clEnumValN(Emit::FusionReport, "fusion-report",
+                   "which fusions fired where (forward and backward)"),
         clEnumValN(Emit::Mlir, "mlir",
                    "the lowered MLIR (LLVM dialect), before translation"),
         clEnumValN(Emit::LLVMIR, "llvm", "optimised LLVM IR"),
@@ -68,10 +81,41 @@ cl::opt<bool> forwardOnly(
     cl::desc("Inference only: no NAME_backward, and forward saves nothing "
              "for it (a smaller workspace)"),
     cl::init(false), cl::cat(tfcCategory));
+cl::opt<bool> noFusion("no-fusion",
+                       cl::desc("Run no fusion pass (every op on its own)"),
+                       cl::init(false), cl::cat(tfcCategory));
+cl::list<std::string>
+    disabledFusions("disable-fusion",
+                    cl::desc("Fusions to skip, comma-separated (names as in "
+                             "--emit=fusion-report)"),
+                    cl::CommaSeparated, cl::value_desc("name,..."),
+                    cl::cat(tfcCategory));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
                            cl::init(""), cl::cat(tfcCategory));
+
+/// The fusions the command line turns off; false on an unknown name.
+bool disabledFusionSet(llvm::StringSet<> &disabled) {
+  for (const mlir::tfc::FusionInfo &fusion : mlir::tfc::allFusions())
+    if (noFusion)
+      disabled.insert(fusion.name);
+  for (const std::string &name : disabledFusions) {
+    auto known = mlir::tfc::allFusions();
+    if (llvm::none_of(known, [&](const mlir::tfc::FusionInfo &f) {
+          return f.name == name;
+        })) {
+      std::string names;
+      for (const mlir::tfc::FusionInfo &f : known)
+        names += (names.empty() ? "" : ", ") + f.name.str();
+      errs() << "tfc: error: unknown fusion '" << name << "' in --disable-fusion"
+             << " (known: " << names << ")\n";
+      return false;
+    }
+    disabled.insert(name);
+  }
+  return true;
+}
 
 int fail(const Twine &message) {
   errs() << "tfc: error: " << message << "\n";
@@ -150,6 +194,10 @@ int main(int argc, char **argv) {
     break;
   }
 
+  llvm::StringSet<> disabled;
+  if (!disabledFusionSet(disabled))
+    return 1;
+
   mlir::MLIRContext context;
   context.getOrLoadDialect<mlir::tfc::TfcDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec);
@@ -179,12 +227,18 @@ int main(int argc, char **argv) {
   if (!machine)
     return fail(error);
 
-  tfc::buildInitFunctions(*module, spec->name, layout);
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
+  mlir::tfc::addFusionPasses(pm, disabled);
   if (!forwardOnly)
     pm.addPass(mlir::tfc::createTfcDeriveBackward());
+  if (emitKind == Emit::FusionReport) {
+    if (failed(pm.run(*module)))
+      return 1;
+    return writeText(out, mlir::tfc::fusionReport(*module, disabled)) ? 0 : 1;
+  }
+  tfc::buildInitFunctions(*module, spec->name, layout);
   mlir::tfc::CpuPipelineOptions options;
   options.vectorWidth = tfc::vectorWidthOf(*machine);
   mlir::tfc::buildCpuPipeline(pm, options);

@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tfc/Dialect/TfcGradient.h"
+#include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "tfc/Dialect/TfcDialect.h.inc"
 #include "tfc/Dialect/TfcEnums.h.inc"

@@ -1,0 +1,82 @@
+//===- FusionPipeline.cpp - The fusion passes, by name ----------*- C++ -*-===//
+
+#include "transforms/FusionPipeline.h"
+#include "transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+using namespace mlir;
+
+ArrayRef<tfc::FusionInfo> tfc::allFusions() {
+  // Order matters where fusions meet: projections are merged before
+  // epilogues attach to the merged matmul.
+  static const std::vector<FusionInfo> fusions = {};
+  return fusions;
+}
+
+void tfc::addFusionPasses(OpPassManager &pm,
+                          const llvm::StringSet<> &disabled) {
+  for (const FusionInfo &fusion : allFusions())
+    if (!disabled.contains(fusion.name))
+      pm.addPass(fusion.create());
+}
+
+void tfc::markFused(Operation *op, StringRef name) {
+  op->setAttr(kFusedAttr, StringAttr::get(op->getContext(), name));
+}
+
+/// The names in a location: "blocks.attn" for loc("blocks.attn"(...)),
+/// joined with '+' for a fused location.
+static void collectNames(Location loc, SmallVectorImpl<std::string> &names) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string text = name.getName().str();
+    if (!llvm::is_contained(names, text))
+      names.push_back(text);
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      collectNames(inner, names);
+}
+
+std::string tfc::fusionReport(ModuleOp module,
+                              const llvm::StringSet<> &disabled) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::MapVector<StringRef, std::pair<int, int>> counts; // forward, backward
+  for (const FusionInfo &fusion : allFusions())
+    counts[fusion.name] = {0, 0};
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool backward = func->hasAttr("tfc.backward_of");
+    if (!func->hasAttr("tfc.model") && !backward)
+      continue;
+    os << "@" << func.getSymName() << ":\n";
+    func.walk([&](Operation *op) {
+      auto fusion = op->getAttrOfType<StringAttr>(kFusedAttr);
+      if (!fusion)
+        return;
+      SmallVector<std::string> names;
+      collectNames(op->getLoc(), names);
+      os << "  " << fusion.getValue() << ": " << op->getName() << " at "
+         << (names.empty() ? std::string("?") : llvm::join(names, "+"))
+         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "")
+         << "\n";
+      auto &count = counts[fusion.getValue()];
+      ++(backward ? count.second : count.first);
+    });
+  }
+  os << "summary:\n";
+  for (auto &[name, count] : counts)
+    os << "  " << name << ": "
+       << (disabled.contains(name)
+               ? std::string("disabled")
+               : std::to_string(count.first) + " forward, " +
+                     std::to_string(count.second) + " backward")
+       << "\n";
+  return text;
+}

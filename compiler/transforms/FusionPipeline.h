@@ -1,0 +1,52 @@
+//===- FusionPipeline.h - The fusion passes, by name ------------*- C++ -*-===//
+//
+// Every fusion is its own pass (Passes.td) and has a short name the driver
+// accepts in --disable-fusion and the fusion report prints. Fusions rewrite
+// the forward model function before tfc-derive-backward: a fused forward op
+// has its own gradient rule, which builds the fused backward ops, so one
+// switch turns a fusion off in both directions.
+//
+// Every op a fusion creates carries `tfc.fused = "<name>"` (forward ops from
+// the pattern, backward ops from the fused op's gradient rule); the report
+// lists them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TRANSFORMS_FUSIONPIPELINE_H
+#define TFC_TRANSFORMS_FUSIONPIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::tfc {
+
+/// The attribute naming the fusion that made an op.
+inline constexpr llvm::StringLiteral kFusedAttr = "tfc.fused";
+
+struct FusionInfo {
+  llvm::StringLiteral name;    // As in --disable-fusion and the report.
+  llvm::StringLiteral summary; // One line for --help and the report.
+  std::unique_ptr<Pass> (*create)();
+};
+
+/// Every fusion, in the order its pass runs.
+ArrayRef<FusionInfo> allFusions();
+
+/// Adds the passes of every fusion not named in `disabled`.
+void addFusionPasses(OpPassManager &pm, const llvm::StringSet<> &disabled);
+
+/// What `tfc --emit=fusion-report` prints: per function, one line per op
+/// that a fusion made, and a count per fusion.
+std::string fusionReport(ModuleOp module, const llvm::StringSet<> &disabled);
+
+/// Marks `op` as made by fusion `name`.
+void markFused(Operation *op, llvm::StringRef name);
+
+} // namespace mlir::tfc
+
+#endif // TFC_TRANSFORMS_FUSIONPIPELINE_H
