@@ -27,6 +27,11 @@ loss, odd widths) this script
      pointers, bad shapes) and that it leaves params alone;
   7. accumulation (harness -a, one shape): forward + backward twice into the
      same buffers; d_params must double, d_x / d_enc must not change.
+  8. with --compare-unfused, also compiles the spec with `--no-fusion` and runs
+     both objects on the same inputs for every gradient shape: every output
+     and gradient of the fused build must match the unfused one within
+     --fusion-rtol (1e-5), max|fused - unfused| / max(max|unfused|, 1e-3)
+     per output and per parameter tensor.
 
 Prints one line per case, the worst errors of the run, and finally
 `N passed, M failed`; exits 1 on any failure. Example:
@@ -513,6 +518,40 @@ class Runner:
             msgs.append(msg)
         return ok, "; ".join(msgs)
 
+    def build_harness(self, directory, name):
+        a = self.args
+        cc = a.cc.split() + [
+            "-O2", "-std=c11", "-Werror=implicit-function-declaration", "-I" + a.include,
+            "-I" + directory, f'-DTFC_HEADER="{name}.h"', f"-DTFC_NAME={name}",
+            f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(directory, name + ".o"),
+            "-L" + a.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
+            "-o", os.path.join(directory, "harness")] + a.ldflags.split()
+        return run(cc, a.timeout)
+
+    def compare_builds(self, spec, model, fused_dir, unfused_dir, res, case):
+        """Outputs and gradients of the fused build against the unfused one."""
+        msgs, ok, worst = [], True, (0.0, "")
+        names = list(spec.cfg.output_names()) + ["d_params"]
+        names += [k for k in ("d_x", "d_enc") if os.path.exists(
+            os.path.join(unfused_dir, k + ".bin"))]
+        for name in names:
+            f = np.fromfile(os.path.join(fused_dir, name + ".bin"), dtype=np.float32)
+            u = np.fromfile(os.path.join(unfused_dir, name + ".bin"), dtype=np.float32)
+            if f.size != u.size:
+                return False, f"{name}: {f.size} floats fused, {u.size} unfused"
+            for part, offset, n in self.parts(model, name, u.size):
+                fu, uu = f[offset:offset + n].astype(np.float64), u[offset:offset + n]
+                rel = float(np.abs(fu - uu).max() / max(float(np.abs(uu).max()), 1e-3))
+                if not np.isfinite(rel) or rel > self.args.fusion_rtol:
+                    ok = False
+                    msgs.append(f"{part} rel={rel:.3g}")
+                if rel > worst[0]:
+                    worst = (rel, part)
+        res.note("fused vs unfused", worst[0], f"{case} {worst[1]}")
+        if ok:
+            return True, f"worst rel={worst[0]:.3g} ({worst[1]})"
+        return False, f"> {self.args.fusion_rtol:g}: " + ", ".join(msgs[:4])
+
     # -- the pipeline ------------------------------------------------------
 
     def run_spec(self, spec):
@@ -554,15 +593,21 @@ class Runner:
                 layout_ok = res.add(False, "layout", f"{type(e).__name__}: {e}")
 
         # 2. The harness.
-        cc = a.cc.split() + [
-            "-O2", "-std=c11", "-Werror=implicit-function-declaration", "-I" + a.include, "-I" + sd, f'-DTFC_HEADER="{name}.h"',
-            f"-DTFC_NAME={name}", f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(sd, name + ".o"),
-            "-L" + a.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
-            "-o", os.path.join(sd, "harness")] + a.ldflags.split()
-        rc, out = run(cc, a.timeout)
+        rc, out = self.build_harness(sd, name)
         if rc != 0:
             res.add(False, "harness-build", f"cc exited {rc}" + tail(out, 10))
             return
+        unfused = None
+        if a.compare_unfused:
+            unfused = os.path.join(sd, "unfused")
+            os.makedirs(unfused)
+            rc, out = run([a.tfc, toml_path, "-o", os.path.join(unfused, name + ".o"),
+                           "--no-fusion"] + a.tfc_arg, a.timeout)
+            if rc == 0:
+                rc, out = self.build_harness(unfused, name)
+            if rc != 0:
+                res.add(False, "compile-unfused", f"exited {rc}" + tail(out))
+                unfused = None
 
         model = Oracle(cfg, torch.float64)
         rng = np.random.default_rng([zlib.crc32(spec.name.encode()), a.seed])
@@ -645,6 +690,8 @@ class Runner:
             d = os.path.join(sd, f"grad_b{b}_s{s}_t{t}_th{th}")
             inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
             flat.tofile(os.path.join(d, "params.bin"))
+            if unfused:
+                shutil.copytree(d, d + "_unfused")
             accumulate = k == 1 or len(grad_shapes_for(spec, a.quick)) == 1
             rc, out = self.harness(spec, d, b, s, t, th, flags=["-a" if accumulate else "-b"])
             if rc != 0:
@@ -654,6 +701,16 @@ class Runner:
             ours = self.read_grads(d, model)
             ok, msg = self.check_grads(model, ours, refs, a.grad_rtol, res, case)
             res.add(ok, case, msg)
+            if unfused:
+                du = d + "_unfused"
+                rc, out = run([os.path.join(unfused, "harness"), "-b", du, str(b), str(s),
+                               str(t if cfg.cross else 0), str(th)], a.timeout)
+                fcase = case.replace("grad", "fused-vs-unfused")
+                if rc != 0:
+                    res.add(False, fcase, f"unfused harness exited {rc}" + tail(out))
+                else:
+                    ok, msg = self.compare_builds(spec, model, d, du, res, fcase)
+                    res.add(ok, fcase, msg)
             if accumulate:
                 # d_params doubles; d_x / d_enc are overwritten, not summed.
                 acc = self.read_grads(d, model, "_acc")
@@ -705,6 +762,10 @@ def main(argv=None):
     ap.add_argument("--grad-rtol", type=float, default=1e-3,
                     help="gradient bound (relative, per tensor; see GRAD_FLOOR)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per command")
+    ap.add_argument("--compare-unfused", action="store_true",
+                    help="also build with --no-fusion and compare (step 8)")
+    ap.add_argument("--fusion-rtol", type=float, default=1e-5,
+                    help="fused vs unfused bound (relative, per tensor)")
     args = ap.parse_args(argv)
 
     specs = all_specs()
