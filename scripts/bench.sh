@@ -4,9 +4,11 @@
 #  1. forward: one GPT-2 block (d_model 768, 12 heads; batch 4, seq 256),
 #     compiled --forward-only, against OpenBLAS sgemm doing only the block's
 #     matmuls and against PyTorch eager (no_grad);
-#  2. forward + backward: the same block, and the copy-task model (24 blocks,
-#     width 128; batch 32, seq 64), against OpenBLAS doing the same matmuls
-#     (forward, input and weight gradients) and PyTorch eager autograd.
+#  2. forward + backward: the same block at seq 256 and 1024, and the
+#     copy-task model (24 blocks, width 128; batch 32, seq 64), fused (the
+#     default) and unfused (tfc --no-fusion), against OpenBLAS doing the
+#     same matmuls (forward, input and weight gradients) and PyTorch eager
+#     autograd.
 #
 #   scripts/bench.sh [iterations]
 #
@@ -38,8 +40,12 @@ build() {
 sed 's/^name = "gpt2_block"/name = "gpt2_block_inference"/' \
   "$root/examples/specs/gpt2_block.toml" > "$out/gpt2_block_inference.toml"
 build gpt2_block_inference "$out/gpt2_block_inference.toml" bench_model.c --forward-only
-build gpt2_block "$root/examples/specs/gpt2_block.toml" bench_model.c
-build copy_task "$root/examples/specs/copy_task.toml" bench_model.c
+for name in gpt2_block copy_task; do
+  build $name "$root/examples/specs/$name.toml" bench_model.c
+  sed "s/^name = \"$name\"/name = \"${name}_unfused\"/" \
+    "$root/examples/specs/$name.toml" > "$out/${name}_unfused.toml"
+  build ${name}_unfused "$out/${name}_unfused.toml" bench_model.c --no-fusion
+done
 
 kernel=$(OPENBLAS_VERBOSE=2 "$out/bench_gpt2_block_inference" 1 1 1 1 2>&1 |
   grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 || true)
@@ -61,10 +67,10 @@ for threads in 1 2; do
 done
 
 echo
-echo "2. forward + backward"
-printf '%-26s %-8s %10s %10s %14s %10s %10s %10s\n' model threads tfc-fwd \
-  tfc-f+b openblas-mm torch-f+b f+b/blas f+b/torch
-for job in "gpt2_block 4 256" "copy_task 32 64"; do
+echo "2. forward + backward (fused = default, unfused = --no-fusion)"
+printf '%-22s %-7s %9s %9s %9s %12s %9s %9s %9s %9s\n' model threads fwd \
+  fused unfused openblas-mm torch fu/unfu fu/blas fu/torch
+for job in "gpt2_block 4 256" "gpt2_block 4 1024" "copy_task 32 64"; do
   set -- $job
   name=$1 batch=$2 seq=$3
   spec="$root/examples/specs/$name.toml"
@@ -72,10 +78,13 @@ for job in "gpt2_block 4 256" "copy_task 32 64"; do
     r=$("$out/bench_$name" "$threads" "$batch" "$seq" "$iters")
     fwd=$(value "$r" tfc_forward); fb=$(value "$r" tfc_forward_backward)
     blas=$(value "$r" openblas_matmuls)
+    ru=$("$out/bench_${name}_unfused" "$threads" "$batch" "$seq" "$iters")
+    unfused=$(value "$ru" tfc_forward_backward)
     torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
       "$spec" "$threads" "$batch" "$seq" "$iters" --train | awk '{print $2}')
-    printf '%-26s %-8s %10.2f %10.2f %14.2f %10.2f %10s %10s\n' \
-      "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$blas" "$torch" \
-      "$(ratio "$fb" "$blas")" "$(ratio "$fb" "$torch")"
+    printf '%-22s %-7s %9.1f %9.1f %9.1f %12.1f %9.1f %9s %9s %9s\n' \
+      "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$unfused" "$blas" \
+      "$torch" "$(ratio "$fb" "$unfused")" "$(ratio "$fb" "$blas")" \
+      "$(ratio "$fb" "$torch")"
   done
 done
