@@ -335,6 +335,40 @@ void MatmulEmitter::emitTiles(Value packed) {
                                         ValueRange{slot.col});
         biases.push_back(bias);
       }
+      // The arithmetic of every row first, outside any branch: MR * NR / VL
+      // independent chains (the activations' divisions overlap), then the
+      // stores of the rows that exist.
+      struct RowStore {
+        Value value;
+        const MatrixRef *ref;
+        Value col, mask;
+      };
+      SmallVector<SmallVector<RowStore>> stores(blk.rows);
+      for (int64_t r = 0; r < blk.rows; ++r) {
+        SmallVector<Value> tile;
+        for (auto [v, slot] : llvm::enumerate(slots)) {
+          Value value = acc[r * blk.vectorsPerRow + v];
+          if (biases[v])
+            value = arith::AddFOp::create(b, loc, value, biases[v]);
+          tile.push_back(value);
+        }
+        for (auto [v, slot] : llvm::enumerate(slots)) {
+          const MatmulPart &part = p.parts[slot.part];
+          Value out = tile[v];
+          if (p.epilogue == MatmulEpilogue::Activation) {
+            if (part.pre.flat)
+              stores[r].push_back({out, &part.pre, slot.col, masks[v]});
+            out = applyActivation(l, p.activation, out);
+          }
+          if (part.c.flat)
+            stores[r].push_back({out, &part.c, slot.col, masks[v]});
+        }
+        if (paired()) {
+          Value gate = applyActivation(l, p.activation, tile[0]);
+          Value out = arith::MulFOp::create(b, loc, gate, tile[1]);
+          stores[r].push_back({out, &p.gated, slots[0].col, masks[0]});
+        }
+      }
       for (int64_t r = 0; r < blk.rows; ++r) {
         Value row = l.add(firstRow, l.index(r));
         Value exists =
@@ -343,29 +377,8 @@ void MatmulEmitter::emitTiles(Value packed) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
-          SmallVector<Value> tile;
-          for (auto [v, slot] : llvm::enumerate(slots)) {
-            Value value = acc[r * blk.vectorsPerRow + v];
-            if (biases[v])
-              value = arith::AddFOp::create(b, loc, value, biases[v]);
-            tile.push_back(value);
-          }
-          for (auto [v, slot] : llvm::enumerate(slots)) {
-            const MatmulPart &part = p.parts[slot.part];
-            Value out = tile[v];
-            if (p.epilogue == MatmulEpilogue::Activation) {
-              if (part.pre.flat)
-                storeRow(out, part.pre, bt, row, slot.col, masks[v]);
-              out = applyActivation(l, p.activation, out);
-            }
-            if (part.c.flat)
-              storeRow(out, part.c, bt, row, slot.col, masks[v]);
-          }
-          if (paired()) {
-            Value gate = applyActivation(l, p.activation, tile[0]);
-            Value out = arith::MulFOp::create(b, loc, gate, tile[1]);
-            storeRow(out, p.gated, bt, row, slots[0].col, masks[0]);
-          }
+          for (const RowStore &store : stores[r])
+            storeRow(store.value, *store.ref, bt, row, store.col, store.mask);
           scf::YieldOp::create(b, loc);
         });
       }
