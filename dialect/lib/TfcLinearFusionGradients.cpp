@@ -77,14 +77,16 @@ LogicalResult LinearActOp::buildGradients(OpBuilder &b,
   // d_pre = dy * act'(pre); dW = x^T d_pre, db = sums of d_pre (one sweep);
   // dx = d_pre W^T.
   Type biasType = getBias() ? getBias().getType() : Type();
-  auto grads = LinearActWeightGradOp::create(
-      b, loc, getWeight().getType(), getPre().getType(), biasType,
-      context.primal(getInput()), context.primal(getPre()), dy, getKind());
+  // One statement each: the order of the primal reads fixes the save slots.
+  Value x = context.primal(getInput());
+  Value pre = context.primal(getPre());
+  auto grads = LinearActWeightGradOp::create(b, loc, getWeight().getType(),
+                                             getPre().getType(), biasType, x,
+                                             pre, dy, getKind());
   inheritFusion(*this, grads);
   auto dx = LinearOp::create(b, loc, getInput().getType(), grads.getPreGrad(),
                              context.primal(getWeight()), Value(),
                              /*transpose_weight=*/true);
-  inheritFusion(*this, dx);
   addOperandGrad(context, getInput(), dx);
   addOperandGrad(context, getWeight(), grads.getWeightGrad());
   if (getBias())
@@ -117,9 +119,10 @@ LogicalResult GLULinearOp::buildGradients(OpBuilder &b,
     return success();
   if (context.resultGrad(1) || context.resultGrad(2))
     return emitOpError("gate and up must have no gradient of their own");
+  Value gate = context.primal(getGate());
+  Value up = context.primal(getUp());
   auto glu = GLUGradOp::create(b, getLoc(), getGate().getType(),
-                               getUp().getType(), context.primal(getGate()),
-                               context.primal(getUp()), dy, getKind());
+                               getUp().getType(), gate, up, dy, getKind());
   inheritFusion(*this, glu);
   addProjectionGrads(b, context, *this, getInput(),
                      {glu.getGateGrad(), glu.getUpGrad()},

@@ -132,7 +132,9 @@ def Tfc_MergedWeightGradOp : Tfc_Op<"merged_weight_grad", [Pure,
   let results = (outs Variadic<Tfc_F32Tensor>:$weight_grads,
                       Variadic<1DTensorOf<[F32]>>:$bias_grads);
   let assemblyFormat = [{
-    $input `grads` `(` $grads `)` attr-dict `:` functional-type(operands, results)
+    $input `grads` `(` $grads `)` attr-dict `:` type($input) `,` `(`
+    type($grads) `)` `->` `weights` `(` type($weight_grads) `)`
+    (`biases` `(` type($bias_grads)^ `)`)?
   }];
   let hasVerifier = 1;
 }
