@@ -4,7 +4,10 @@
  * the output, d_params and d_x of the last step, max |A - B| / max |B| per
  * tensor.
  *
- *   bench_fusion <threads> <batch> <seq> [iterations]
+ *   bench_fusion <threads> <batch> <seq> [iterations [tolerance]]
+ *
+ * With a tolerance, also prints whether every disagreement is within it
+ * and exits 1 if one is not.
  *
  * Compile with -DA_NAME=.. -DA_UNAME=.. -DA_HEADER='"a.h"' and the same for
  * B (the spec compiled under two names); scripts/bench-fusion.sh does. */
@@ -113,11 +116,19 @@ int main(int argc, char **argv) {
          mfb / mfa);
   printf("forward_backward_ms fused %.2f unfused %.2f speedup %.3f\n", mfba,
          mfbb, mfbb / mfba);
-  printf("rel_diff out %.2e d_params %.2e", rel_diff(a.out, b.out, b.n_out),
-         rel_diff(a.grads, b.grads, b.n_params));
+  double d_out = rel_diff(a.out, b.out, b.n_out);
+  double d_params = rel_diff(a.grads, b.grads, b.n_params);
+  double d_x = b.n_in ? rel_diff(a.d_in, b.d_in, b.n_in) : 0;
+  printf("rel_diff out %.2e d_params %.2e", d_out, d_params);
   if (b.n_in)
-    printf(" d_x %.2e", rel_diff(a.d_in, b.d_in, b.n_in));
+    printf(" d_x %.2e", d_x);
   printf("\n");
   tfc_runtime_destroy(rt);
+  if (argc > 5) {
+    double tol = atof(argv[5]);
+    int ok = d_out <= tol && d_params <= tol && d_x <= tol;
+    printf("within %g: %s\n", tol, ok ? "yes" : "no");
+    return ok ? 0 : 1;
+  }
   return 0;
 }
