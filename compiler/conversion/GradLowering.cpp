@@ -343,8 +343,8 @@ LogicalResult mlir::tfc::lowerMaskGrad(MaskGradOp op, Lowering &l) {
   return success();
 }
 
-/// act'(x) for the activations of applyActivation.
-static Value activationDerivative(Lowering &l, ActivationKind kind, Value x) {
+Value mlir::tfc::activationDerivative(Lowering &l, ActivationKind kind,
+                                      Value x) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   auto mulf = [&](Value a, Value c) -> Value {
@@ -359,39 +359,47 @@ static Value activationDerivative(Lowering &l, ActivationKind kind, Value x) {
   switch (kind) {
   case ActivationKind::relu: {
     // 0 at x = 0, as PyTorch.
-    Value positive =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, l.f32(0.0));
-    return arith::SelectOp::create(b, loc, positive, l.f32(1.0), l.f32(0.0));
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                           constantLike(l, x, 0.0));
+    return arith::SelectOp::create(b, loc, positive, constantLike(l, x, 1.0),
+                                   constantLike(l, x, 0.0));
   }
   case ActivationKind::gelu: {
     // Phi(x) + x phi(x) = 0.5 (1 + erf(x / sqrt 2))
     //                     + x exp(-x^2 / 2) / sqrt(2 pi)
-    Value cdf =
-        mulf(addf(math::ErfOp::create(b, loc, mulf(x, l.f32(M_SQRT1_2))),
-                  l.f32(1.0)),
-             l.f32(0.5));
-    Value pdf = mulf(math::ExpOp::create(b, loc, mulf(mulf(x, x), l.f32(-0.5))),
-                     l.f32(0.5 * M_2_SQRTPI * M_SQRT1_2));
+    Value cdf = mulf(addf(math::ErfOp::create(
+                              b, loc, mulf(x, constantLike(l, x, M_SQRT1_2))),
+                          constantLike(l, x, 1.0)),
+                     constantLike(l, x, 0.5));
+    Value pdf = mulf(
+        math::ExpOp::create(b, loc, mulf(mulf(x, x), constantLike(l, x, -0.5))),
+        constantLike(l, x, 0.5 * M_2_SQRTPI * M_SQRT1_2));
     return addf(cdf, mulf(x, pdf));
   }
   case ActivationKind::gelu_tanh: {
     // With u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u):
     // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-    Value c = l.f32(std::sqrt(2.0 / M_PI));
+    Value c = constantLike(l, x, std::sqrt(2.0 / M_PI));
     Value x2 = mulf(x, x);
-    Value u = mulf(addf(x, mulf(mulf(x2, x), l.f32(0.044715))), c);
+    Value u = mulf(addf(x, mulf(mulf(x2, x), constantLike(l, x, 0.044715))), c);
     Value t = math::TanhOp::create(b, loc, u);
-    Value du = mulf(addf(mulf(x2, l.f32(3.0 * 0.044715)), l.f32(1.0)), c);
-    Value left = mulf(addf(t, l.f32(1.0)), l.f32(0.5));
-    Value right =
-        mulf(mulf(mulf(x, l.f32(0.5)), subf(l.f32(1.0), mulf(t, t))), du);
+    Value du = mulf(addf(mulf(x2, constantLike(l, x, 3.0 * 0.044715)),
+                         constantLike(l, x, 1.0)),
+                    c);
+    Value left =
+        mulf(addf(t, constantLike(l, x, 1.0)), constantLike(l, x, 0.5));
+    Value right = mulf(mulf(mulf(x, constantLike(l, x, 0.5)),
+                            subf(constantLike(l, x, 1.0), mulf(t, t))),
+                       du);
     return addf(left, right);
   }
   case ActivationKind::silu: {
     // s (1 + x (1 - s)) with s = sigmoid(x)
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    Value s = arith::DivFOp::create(b, loc, l.f32(1.0), addf(e, l.f32(1.0)));
-    return mulf(s, addf(mulf(x, subf(l.f32(1.0), s)), l.f32(1.0)));
+    Value s = arith::DivFOp::create(b, loc, constantLike(l, x, 1.0),
+                                    addf(e, constantLike(l, x, 1.0)));
+    return mulf(s, addf(mulf(x, subf(constantLike(l, x, 1.0), s)),
+                        constantLike(l, x, 1.0)));
   }
   }
   llvm_unreachable("unknown activation");

@@ -615,6 +615,14 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
       .Case([&](EmbeddingGradOp o) { return lowerEmbeddingGrad(o, l); })
       .Case([&](PositionsGradOp o) { return lowerPositionsGrad(o, l); })
       .Case([&](CrossEntropyGradOp o) { return lowerCrossEntropyGrad(o, l); })
+      .Case([&](LinearActOp o) { return lowerLinearAct(o, l); })
+      .Case([&](MergedLinearOp o) { return lowerMergedLinear(o, l); })
+      .Case([&](GLULinearOp o) { return lowerGLULinear(o, l); })
+      .Case([&](MergedInputGradOp o) { return lowerMergedInputGrad(o, l); })
+      .Case([&](MergedWeightGradOp o) { return lowerMergedWeightGrad(o, l); })
+      .Case([&](LinearActWeightGradOp o) {
+        return lowerLinearActWeightGrad(o, l);
+      })
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
       });

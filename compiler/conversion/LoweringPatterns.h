@@ -22,8 +22,15 @@ Value rowCount(Lowering &l, const Buffer &buffer);
 void emitElementwise(Lowering &l, ArrayRef<Value> inputs, const Buffer &out,
                      function_ref<Value(ValueRange)> fn);
 
-/// The activation functions exactly as docs/abi.md defines them.
+/// The activation functions exactly as docs/abi.md defines them; `x` is an
+/// f32 or a vector of f32.
 Value applyActivation(Lowering &l, ActivationKind kind, Value x);
+
+/// act'(x) for the activations of applyActivation; scalar or vector.
+Value activationDerivative(Lowering &l, ActivationKind kind, Value x);
+
+/// An f32 constant of `like`'s type (a splat for a vector).
+Value constantLike(Lowering &l, Value like, double v);
 
 /// Creates `op` with fast-math `reassoc` so LLVM may vectorize reductions;
 /// the order is still fixed by the code, so results are deterministic.
@@ -65,6 +72,14 @@ LogicalResult lowerGLUGrad(GLUGradOp op, Lowering &l);
 LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
+
+// Fused linear layers (FusedLinearLowering.cpp).
+LogicalResult lowerLinearAct(LinearActOp op, Lowering &l);
+LogicalResult lowerMergedLinear(MergedLinearOp op, Lowering &l);
+LogicalResult lowerGLULinear(GLULinearOp op, Lowering &l);
+LogicalResult lowerMergedInputGrad(MergedInputGradOp op, Lowering &l);
+LogicalResult lowerMergedWeightGrad(MergedWeightGradOp op, Lowering &l);
+LogicalResult lowerLinearActWeightGrad(LinearActWeightGradOp op, Lowering &l);
 
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.

@@ -1,23 +1,29 @@
 //===- MatmulLowering.cpp - Packed, register-blocked matmul -----*- C++ -*-===//
 //
-// Every matmul of a block (linear layers, Q K^T, P V) goes through here:
+// Every matmul of a block (linear layers, Q K^T, P V, and the fused linears
+// of FusedMatmul.h) goes through here:
 //
 // 1. Pack B into panels of NR columns, zero-padded: P[bt][panel][k][NR].
 //    A panel is read contiguously by the micro-kernel whatever B's strides
 //    (a transposed weight, K^T), and large power-of-two strides no longer
-//    map every row of a panel to the same cache set.
+//    map every row of a panel to the same cache set. Rows of B with unit
+//    column stride are packed with vector loads.
 // 2. The micro-kernel computes an MR x NR tile of C with MR*NR/VL vector
 //    accumulators carried through the k loop: per k it loads NR/VL vectors
 //    of the panel, broadcasts MR scalars of A and issues MR*NR/VL FMAs.
 //    Tiles are the parallel iterations; consecutive tiles share a panel so
 //    it stays in cache while A streams.
+// 3. The epilogue finishes each tile in registers (bias, activation, gate)
+//    and stores it.
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
-// tails use masked stores. The packed panels are workspace scratch.
+// tails use masked loads and stores. The packed panels are workspace
+// scratch.
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/Lowering.h"
+#include "conversion/FusedMatmul.h"
+#include "conversion/LoweringPatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -48,47 +54,234 @@ Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
                l.mul(col, ref.colStride));
 }
 
-/// P[bt][panel][k][NR] = B[bt][k][panel*NR + j], zero past column n.
-void emitPack(Lowering &l, const MatmulProblem &p, const Blocking &blk,
-              Value packed, Value panels) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value nr = l.index(blk.cols());
-  Value lastCol = l.sub(p.n, l.index(1));
+/// The vector slot `v` of a panel: which part it reads and its first column
+/// in that part.
+struct Slot {
+  unsigned part;
+  Value col;
+};
+
+/// The shared state of one fused matmul's emission.
+class MatmulEmitter {
+public:
+  MatmulEmitter(Lowering &l, const FusedMatmulProblem &p)
+      : l(l), b(l.b), loc(l.loc), p(p), blk(l.vectorWidth),
+        vecType(VectorType::get({blk.vectorWidth}, b.getF32Type())),
+        maskType(VectorType::get({blk.vectorWidth}, b.getI1Type())) {}
+
+  /// Panel counts and segment offsets, at the allocation point.
+  void plan();
+  Value packedPanels() const { return panels; }
+  Value totalK() const { return kTotal; }
+  void emitPack(Value packed);
+  void emitTiles(Value packed);
+
+private:
+  bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
+  /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
+  /// an scf.index_switch when there are several.
+  void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
+  /// Mask of the lanes of columns [col, col + VL) below n; null when every
+  /// panel is full.
+  Value columnMask(Value n, Value col);
+  /// VL elements of row `row` of `ref` from column `col`, zero past n.
+  Value loadRow(const MatrixRef &ref, Value n, Value bt, Value row, Value col,
+                Value mask);
+  void storeRow(Value value, const MatrixRef &ref, Value bt, Value row,
+                Value col, Value mask);
+  Value zeroVector() {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
+  }
+
+  Lowering &l;
+  OpBuilder &b;
+  Location loc;
+  const FusedMatmulProblem &p;
+  Blocking blk;
+  VectorType vecType, maskType;
+  Value panels, kTotal;
+  SmallVector<Value> firstPanel; // Per part (not paired), and the total.
+  SmallVector<Value> kOffset;    // Per segment.
+  bool fullColumns = true;
+};
+
+void MatmulEmitter::plan() {
+  // Paired parts share each panel: VL columns of each.
+  int64_t colsPerPanel = paired() ? blk.vectorWidth : blk.cols();
+  for (const MatmulPart &part : p.parts) {
+    std::optional<int64_t> n = l.constantIndex(part.n);
+    fullColumns &= n && *n % colsPerPanel == 0;
+  }
+  l.atAllocationPoint([&] {
+    if (paired()) {
+      panels = l.divUp(p.parts[0].n, colsPerPanel);
+    } else {
+      firstPanel.push_back(l.index(0));
+      for (const MatmulPart &part : p.parts)
+        firstPanel.push_back(
+            l.add(firstPanel.back(), l.divUp(part.n, colsPerPanel)));
+      panels = firstPanel.back();
+    }
+    kTotal = l.index(0);
+    for (const MatmulSegment &segment : p.segments) {
+      kOffset.push_back(kTotal);
+      kTotal = l.add(kTotal, segment.k);
+    }
+  });
+}
+
+void MatmulEmitter::forPanelSlots(Value panel,
+                                  function_ref<void(ArrayRef<Slot>)> body) {
+  Value vl = l.index(blk.vectorWidth);
+  if (paired()) {
+    Value col = l.mul(panel, vl);
+    body({Slot{0, col}, Slot{1, col}});
+    return;
+  }
+  auto partBody = [&](unsigned part) {
+    Value first = l.mul(l.sub(panel, firstPanel[part]), l.index(blk.cols()));
+    SmallVector<Slot> slots;
+    for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+      slots.push_back(Slot{part, l.add(first, l.index(v * blk.vectorWidth))});
+    body(slots);
+  };
+  unsigned numParts = p.parts.size();
+  if (numParts == 1)
+    return partBody(0);
+  // part = number of part boundaries at or below the panel.
+  Value part = l.index(0);
+  for (unsigned i = 1; i < numParts; ++i) {
+    Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, panel,
+                                       firstPanel[i]);
+    part =
+        l.add(part, arith::IndexCastOp::create(
+                        b, loc, b.getIndexType(),
+                        arith::ExtUIOp::create(b, loc, b.getI32Type(), past)));
+  }
+  SmallVector<int64_t> cases;
+  for (unsigned i = 0; i + 1 < numParts; ++i)
+    cases.push_back(i);
+  auto sw = scf::IndexSwitchOp::create(b, loc, TypeRange{}, part, cases,
+                                       cases.size());
+  OpBuilder::InsertionGuard guard(b);
+  for (unsigned i = 0; i < numParts; ++i) {
+    Region &region =
+        i + 1 < numParts ? sw.getCaseRegions()[i] : sw.getDefaultRegion();
+    b.createBlock(&region);
+    partBody(i);
+    scf::YieldOp::create(b, loc);
+  }
+}
+
+Value MatmulEmitter::columnMask(Value n, Value col) {
+  if (fullColumns)
+    return Value();
+  return vector::CreateMaskOp::create(b, loc, maskType,
+                                      ValueRange{l.sub(n, col)});
+}
+
+Value MatmulEmitter::loadRow(const MatrixRef &ref, Value n, Value bt, Value row,
+                             Value col, Value mask) {
+  std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
+  if (colStride && *colStride == 1) {
+    Value idx = elementIndex(l, ref, bt, row, col);
+    if (!mask)
+      return vector::LoadOp::create(b, loc, vecType, ref.flat, ValueRange{idx});
+    return vector::MaskedLoadOp::create(b, loc, vecType, ref.flat,
+                                        ValueRange{idx}, mask, zeroVector());
+  }
+  // Strided (a transposed weight): element by element, columns past n
+  // clamped to a valid element and zeroed.
+  Value lastCol = l.sub(n, l.index(1));
   Value zero = l.f32(0.0);
+  SmallVector<Value> elements;
+  for (int64_t j = 0; j < blk.vectorWidth; ++j) {
+    Value c = l.add(col, l.index(j));
+    Value v =
+        l.load(ref.flat, elementIndex(l, ref, bt, row, l.minIdx(c, lastCol)));
+    if (!fullColumns)
+      v = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, c, n), v,
+          zero);
+    elements.push_back(v);
+  }
+  return vector::FromElementsOp::create(b, loc, vecType, elements);
+}
+
+void MatmulEmitter::storeRow(Value value, const MatrixRef &ref, Value bt,
+                             Value row, Value col, Value mask) {
+  Value idx = elementIndex(l, ref, bt, row, col);
+  if (mask)
+    vector::MaskedStoreOp::create(b, loc, ref.flat, ValueRange{idx}, mask,
+                                  value);
+  else
+    vector::StoreOp::create(b, loc, value, ref.flat, ValueRange{idx});
+}
+
+/// P[bt][panel][k][NR] = B[bt][k][columns of the panel], zero past n; with
+/// the pack-time transform and column sums of FusedMatmul.h.
+void MatmulEmitter::emitPack(Value packed) {
+  Value nr = l.index(blk.cols());
+  bool sums = p.parts.front().columnSums != nullptr;
+  assert((!sums || p.segments.size() == 1) && "column sums of one segment");
   l.parallelFor(l.mul(p.batch, panels), [&](Value t) {
     Value bt = arith::DivUIOp::create(b, loc, t, panels);
     Value panel = arith::RemUIOp::create(b, loc, t, panels);
-    Value firstCol = l.mul(panel, nr);
-    Value dstBase = l.mul(l.mul(t, p.k), nr);
-    l.forLoop(l.index(0), p.k, [&](Value kk) {
-      Value dstRow = l.add(dstBase, l.mul(kk, nr));
-      l.forLoop(l.index(0), nr, [&](Value j) {
-        Value col = l.add(firstCol, j);
-        Value inRange =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, p.n);
-        // Clamp so padding columns read a valid element, then zero it.
-        Value src = elementIndex(l, p.bMat, bt, kk, l.minIdx(col, lastCol));
-        Value v = l.load(p.bMat.flat, src);
-        v = arith::SelectOp::create(b, loc, inRange, v, zero);
-        l.store(v, packed, l.add(dstRow, j));
-      });
+    Value dstBase = l.mul(l.mul(t, kTotal), nr);
+    forPanelSlots(panel, [&](ArrayRef<Slot> slots) {
+      SmallVector<Value> masks;
+      for (const Slot &slot : slots)
+        masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
+      SmallVector<Value> init;
+      if (sums)
+        init.assign(slots.size(), zeroVector());
+      for (auto [s, segment] : llvm::enumerate(p.segments)) {
+        init = l.forLoop(
+            l.index(0), segment.k, init,
+            [&](Value kk, ValueRange acc) -> SmallVector<Value> {
+              Value dstRow = l.add(dstBase, l.mul(l.add(kOffset[s], kk), nr));
+              SmallVector<Value> next;
+              for (auto [v, slot] : llvm::enumerate(slots)) {
+                const MatmulPart &part = p.parts[slot.part];
+                Value value =
+                    loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
+                if (p.packActivationGrad) {
+                  Value x = loadRow(part.actInput, part.n, bt, kk, slot.col,
+                                    masks[v]);
+                  value = arith::MulFOp::create(
+                      b, loc, value, activationDerivative(l, p.activation, x));
+                  storeRow(value, part.actOutput, bt, kk, slot.col, masks[v]);
+                }
+                vector::StoreOp::create(
+                    b, loc, value, packed,
+                    ValueRange{l.add(dstRow, l.index(v * blk.vectorWidth))});
+                if (sums)
+                  next.push_back(arith::AddFOp::create(b, loc, acc[v], value));
+              }
+              return next;
+            });
+      }
+      if (!sums)
+        return;
+      for (auto [v, slot] : llvm::enumerate(slots)) {
+        Value dst = p.parts[slot.part].columnSums;
+        if (masks[v])
+          vector::MaskedStoreOp::create(b, loc, dst, ValueRange{slot.col},
+                                        masks[v], init[v]);
+        else
+          vector::StoreOp::create(b, loc, init[v], dst, ValueRange{slot.col});
+      }
     });
   });
 }
 
 /// One MR x NR tile per parallel iteration.
-void emitTiles(Lowering &l, const MatmulProblem &p, const Blocking &blk,
-               Value packed, Value panels) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  auto vecType = VectorType::get({blk.vectorWidth}, b.getF32Type());
-  auto maskType = VectorType::get({blk.vectorWidth}, b.getI1Type());
+void MatmulEmitter::emitTiles(Value packed) {
   Value nr = l.index(blk.cols());
   Value rowBlocks = l.divUp(p.m, blk.rows);
   Value lastRow = l.sub(p.m, l.index(1));
-  std::optional<int64_t> staticN = l.constantIndex(p.n);
-  bool fullColumns = staticN && *staticN % blk.cols() == 0;
 
   l.parallelFor(l.mul(l.mul(p.batch, panels), rowBlocks), [&](Value t) {
     Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
@@ -96,84 +289,130 @@ void emitTiles(Lowering &l, const MatmulProblem &p, const Blocking &blk,
     Value panel = arith::RemUIOp::create(b, loc, rest, panels);
     Value bt = arith::DivUIOp::create(b, loc, rest, panels);
     Value firstRow = l.mul(rowBlock, l.index(blk.rows));
+    Value panelBase = l.mul(l.mul(rest, kTotal), nr);
 
-    SmallVector<Value> aRowBase;
-    for (int64_t r = 0; r < blk.rows; ++r) {
-      Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
-      aRowBase.push_back(elementIndex(l, p.a, bt, row, l.index(0)));
-    }
-    Value panelBase = l.mul(l.mul(rest, p.k), nr);
-
-    Value zeroVec = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
-    SmallVector<Value> init(blk.rows * blk.vectorsPerRow, zeroVec);
-    SmallVector<Value> acc =
-        l.forLoop(l.index(0), p.k, init, [&](Value kk, ValueRange accIn) {
-          Value panelRow = l.add(panelBase, l.mul(kk, nr));
-          SmallVector<Value> bv;
-          for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-            bv.push_back(vector::LoadOp::create(
-                b, loc, vecType, packed,
-                ValueRange{l.add(panelRow, l.index(v * blk.vectorWidth))}));
-          Value aCol = l.mul(kk, p.a.colStride);
-          SmallVector<Value> accOut;
-          for (int64_t r = 0; r < blk.rows; ++r) {
-            Value a = l.load(p.a.flat, l.add(aRowBase[r], aCol));
-            Value av = vector::BroadcastOp::create(b, loc, vecType, a);
+    SmallVector<Value> acc(blk.rows * blk.vectorsPerRow, zeroVector());
+    for (auto [s, segment] : llvm::enumerate(p.segments)) {
+      SmallVector<Value> aRowBase;
+      for (int64_t r = 0; r < blk.rows; ++r) {
+        Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+        aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
+      }
+      acc = l.forLoop(
+          l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
+            Value panelRow = l.add(panelBase, l.mul(l.add(kOffset[s], kk), nr));
+            SmallVector<Value> bv;
             for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-              accOut.push_back(vector::FMAOp::create(
-                  b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
-          }
-          return accOut;
-        });
+              bv.push_back(vector::LoadOp::create(
+                  b, loc, vecType, packed,
+                  ValueRange{l.add(panelRow, l.index(v * blk.vectorWidth))}));
+            Value aCol = l.mul(kk, segment.a.colStride);
+            SmallVector<Value> accOut;
+            for (int64_t r = 0; r < blk.rows; ++r) {
+              Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+              Value av = vector::BroadcastOp::create(b, loc, vecType, a);
+              for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+                accOut.push_back(vector::FMAOp::create(
+                    b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
+            }
+            return accOut;
+          });
+    }
 
-    // Epilogue: + bias, store the rows and columns that exist.
-    Value firstCol = l.mul(panel, nr);
-    for (int64_t v = 0; v < blk.vectorsPerRow; ++v) {
-      Value col = l.add(firstCol, l.index(v * blk.vectorWidth));
-      Value mask;
-      if (!fullColumns)
-        mask = vector::CreateMaskOp::create(b, loc, maskType,
-                                            ValueRange{l.sub(p.n, col)});
-      Value bias;
-      if (p.bias && fullColumns)
-        bias = vector::LoadOp::create(b, loc, vecType, p.bias, ValueRange{col});
-      else if (p.bias)
-        bias = vector::MaskedLoadOp::create(b, loc, vecType, p.bias,
-                                            ValueRange{col}, mask, zeroVec);
+    // Epilogue: + bias, then store, activate or gate the rows that exist.
+    forPanelSlots(panel, [&](ArrayRef<Slot> slots) {
+      SmallVector<Value> masks, biases;
+      for (const Slot &slot : slots) {
+        const MatmulPart &part = p.parts[slot.part];
+        masks.push_back(columnMask(part.n, slot.col));
+        Value bias;
+        if (part.bias && masks.back())
+          bias = vector::MaskedLoadOp::create(b, loc, vecType, part.bias,
+                                              ValueRange{slot.col},
+                                              masks.back(), zeroVector());
+        else if (part.bias)
+          bias = vector::LoadOp::create(b, loc, vecType, part.bias,
+                                        ValueRange{slot.col});
+        biases.push_back(bias);
+      }
+      // The arithmetic of every row first, outside any branch: MR * NR / VL
+      // independent chains (the activations' divisions overlap), then the
+      // stores of the rows that exist.
+      struct RowStore {
+        Value value;
+        const MatrixRef *ref;
+        Value col, mask;
+      };
+      SmallVector<SmallVector<RowStore>> stores(blk.rows);
+      for (int64_t r = 0; r < blk.rows; ++r) {
+        SmallVector<Value> tile;
+        for (auto [v, slot] : llvm::enumerate(slots)) {
+          Value value = acc[r * blk.vectorsPerRow + v];
+          if (biases[v])
+            value = arith::AddFOp::create(b, loc, value, biases[v]);
+          tile.push_back(value);
+        }
+        for (auto [v, slot] : llvm::enumerate(slots)) {
+          const MatmulPart &part = p.parts[slot.part];
+          Value out = tile[v];
+          if (p.epilogue == MatmulEpilogue::Activation) {
+            if (part.pre.flat)
+              stores[r].push_back({out, &part.pre, slot.col, masks[v]});
+            out = applyActivation(l, p.activation, out);
+          }
+          if (part.c.flat)
+            stores[r].push_back({out, &part.c, slot.col, masks[v]});
+        }
+        if (paired()) {
+          Value gate = applyActivation(l, p.activation, tile[0]);
+          Value out = arith::MulFOp::create(b, loc, gate, tile[1]);
+          stores[r].push_back({out, &p.gated, slots[0].col, masks[0]});
+        }
+      }
       for (int64_t r = 0; r < blk.rows; ++r) {
         Value row = l.add(firstRow, l.index(r));
         Value exists =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, p.m);
-        Value value = acc[r * blk.vectorsPerRow + v];
         scf::IfOp::create(b, loc, exists, [&](OpBuilder &nested, Location) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
-          Value out = bias ? arith::AddFOp::create(b, loc, value, bias) : value;
-          Value dst = elementIndex(l, p.c, bt, row, col);
-          if (fullColumns)
-            vector::StoreOp::create(b, loc, out, p.c.flat, ValueRange{dst});
-          else
-            vector::MaskedStoreOp::create(b, loc, p.c.flat, ValueRange{dst},
-                                          mask, out);
+          for (const RowStore &store : stores[r])
+            storeRow(store.value, *store.ref, bt, row, store.col, store.mask);
           scf::YieldOp::create(b, loc);
         });
       }
-    }
+    });
   });
 }
 
 } // namespace
 
-void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
-  Blocking blk(l.vectorWidth);
-  Value panels;
-  l.atAllocationPoint([&] { panels = l.divUp(p.n, blk.cols()); });
+void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
+  assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
+  assert((p.epilogue != MatmulEpilogue::GatedPair || p.parts.size() == 2) &&
+         "a gated pair has two parts");
+  MatmulEmitter emitter(l, p);
+  emitter.plan();
   Buffer packed = l.allocate(l.b.getF32Type(),
-                             {p.batch, panels, p.k, l.allocIndex(blk.cols())});
+                             {p.batch, emitter.packedPanels(), emitter.totalK(),
+                              l.allocIndex(Blocking(l.vectorWidth).cols())});
   if (l.sizeOnly())
     return;
-  emitPack(l, p, blk, packed.flat, panels);
-  emitTiles(l, p, blk, packed.flat, panels);
+  emitter.emitPack(packed.flat);
+  emitter.emitTiles(packed.flat);
+}
+
+void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
+  FusedMatmulProblem fused;
+  fused.batch = p.batch;
+  fused.m = p.m;
+  fused.segments.push_back(MatmulSegment{p.k, p.a});
+  MatmulPart part;
+  part.n = p.n;
+  part.b.push_back(p.bMat);
+  part.c = p.c;
+  part.bias = p.bias;
+  fused.parts.push_back(part);
+  emitFusedMatmul(l, fused);
 }

@@ -31,6 +31,14 @@ void mlir::tfc::emitElementwise(Lowering &l, ArrayRef<Value> inputs,
   });
 }
 
+Value mlir::tfc::constantLike(Lowering &l, Value like, double v) {
+  auto vec = dyn_cast<VectorType>(like.getType());
+  if (!vec)
+    return l.f32(v);
+  return arith::ConstantOp::create(
+      l.b, l.loc, DenseElementsAttr::get(vec, l.b.getF32FloatAttr(float(v))));
+}
+
 Value mlir::tfc::applyActivation(Lowering &l, ActivationKind kind, Value x) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
@@ -42,24 +50,27 @@ Value mlir::tfc::applyActivation(Lowering &l, ActivationKind kind, Value x) {
   };
   switch (kind) {
   case ActivationKind::relu:
-    return arith::MaximumFOp::create(b, loc, x, l.f32(0.0));
+    return arith::MaximumFOp::create(b, loc, x, constantLike(l, x, 0.0));
   case ActivationKind::gelu: {
     // 0.5 x (1 + erf(x / sqrt 2))
-    Value erf = math::ErfOp::create(b, loc, mulf(x, l.f32(M_SQRT1_2)));
-    return mulf(mulf(x, l.f32(0.5)), addf(erf, l.f32(1.0)));
+    Value erf =
+        math::ErfOp::create(b, loc, mulf(x, constantLike(l, x, M_SQRT1_2)));
+    return mulf(mulf(x, constantLike(l, x, 0.5)),
+                addf(erf, constantLike(l, x, 1.0)));
   }
   case ActivationKind::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Value x3 = mulf(mulf(x, x), x);
-    Value inner =
-        mulf(addf(x, mulf(x3, l.f32(0.044715))), l.f32(std::sqrt(2.0 / M_PI)));
+    Value inner = mulf(addf(x, mulf(x3, constantLike(l, x, 0.044715))),
+                       constantLike(l, x, std::sqrt(2.0 / M_PI)));
     Value t = math::TanhOp::create(b, loc, inner);
-    return mulf(mulf(x, l.f32(0.5)), addf(t, l.f32(1.0)));
+    return mulf(mulf(x, constantLike(l, x, 0.5)),
+                addf(t, constantLike(l, x, 1.0)));
   }
   case ActivationKind::silu: {
     // x / (1 + exp(-x))
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, x, addf(e, l.f32(1.0)));
+    return arith::DivFOp::create(b, loc, x, addf(e, constantLike(l, x, 1.0)));
   }
   }
   llvm_unreachable("unknown activation");

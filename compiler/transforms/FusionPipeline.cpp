@@ -15,7 +15,13 @@ using namespace mlir;
 ArrayRef<tfc::FusionInfo> tfc::allFusions() {
   // Order matters where fusions meet: projections are merged before
   // epilogues attach to the merged matmul.
-  static const std::vector<FusionInfo> fusions = {};
+  static const std::vector<FusionInfo> fusions = {
+      {"projections",
+       "Q/K/V (and GLU gate/up) linears of one input as one matmul",
+       [] { return createTfcFuseProjections(); }},
+      {"epilogue", "bias and activation in the matmul's output loop",
+       [] { return createTfcFuseEpilogue(); }},
+  };
   return fusions;
 }
 
@@ -64,8 +70,7 @@ std::string tfc::fusionReport(ModuleOp module,
       collectNames(op->getLoc(), names);
       os << "  " << fusion.getValue() << ": " << op->getName() << " at "
          << (names.empty() ? std::string("?") : llvm::join(names, "+"))
-         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "")
-         << "\n";
+         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "") << "\n";
       auto &count = counts[fusion.getValue()];
       ++(backward ? count.second : count.first);
     });

@@ -50,4 +50,58 @@ def TfcDeriveBackward : Pass<"tfc-derive-backward", "ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def TfcFuseProjections : Pass<"tfc-fuse-projections", "ModuleOp"> {
+  let summary = "Merges linear layers of one input into one matmul";
+  let description = [{
+    Q, K and V of one attention input (K and V of the encoder in
+    cross-attention) become one `tfc.merged_linear`, whose matmul packs its
+    right-hand side from the separate weights; a gated FFN's gate and up
+    projections become one `tfc.glu_linear`, whose output loop applies the
+    gate. Backward (the ops' gradient rules) computes the input gradient as
+    one matmul over the concatenated parts and the weight and bias gradients
+    as one more. Only tfc.linear ops without `transpose_weight` are merged.
+
+    Before:
+    ```mlir
+    %q = tfc.linear %u, %wq, %bq : ...
+    %k = tfc.linear %u, %wk, %bk : ...
+    %v = tfc.linear %u, %wv, %bv : ...
+    %g = tfc.linear %z, %wg : ...
+    %up = tfc.linear %z, %wu : ...
+    %h = tfc.glu #tfc.activation<silu> %g, %up : ...
+    ```
+    After:
+    ```mlir
+    %q, %k, %v = tfc.merged_linear %u weights(%wq, %wk, %wv)
+                                      biases(%bq, %bk, %bv) {tfc.fused = "projections"} : ...
+    %h, %gate, %up = tfc.glu_linear #tfc.activation<silu> %z, %wg, %wu
+                                      {tfc.fused = "projections"} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def TfcFuseEpilogue : Pass<"tfc-fuse-epilogue", "ModuleOp"> {
+  let summary = "Applies an activation in its linear layer's output loop";
+  let description = [{
+    `tfc.activation` of a `tfc.linear` (whose only use it is) becomes one
+    `tfc.linear_act`: bias and activation are applied to the matmul's
+    register tiles before they are stored, and the pre-activation is stored
+    only when backward reads it. Its gradient computes `dy * act'(pre)` and
+    the bias gradient while the weight gradient's matmul packs them.
+
+    Before:
+    ```mlir
+    %pre = tfc.linear %x, %w, %b : ...
+    %y = tfc.activation #tfc.activation<gelu_tanh> %pre : tensor<?x?x3072xf32>
+    ```
+    After:
+    ```mlir
+    %y, %pre = tfc.linear_act #tfc.activation<gelu_tanh> %x, %w, %b
+        {tfc.fused = "epilogue"} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 #endif // TFC_TRANSFORMS_PASSES_TD

@@ -61,9 +61,11 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           llvm.insertvalue %[[WS]], %{{.*}}[0]
 // CHECK:           %[[WSM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi8>
 // CHECK:           %[[PACKED:.*]] = memref.view %[[WSM]][%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
-// The matmul: B packed into panels, then the register-blocked micro-kernel.
+// The matmul: B packed into panels (rows of unit column stride with masked
+// vector loads), then the register-blocked micro-kernel.
 // CHECK:           scf.parallel
-// CHECK:             memref.store %{{.*}}, %[[PACKED]][%{{.*}}] : memref<?xf32>
+// CHECK:             vector.maskedload
+// CHECK:             vector.store %{{.*}}, %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
 // CHECK:           scf.parallel
 // CHECK:             scf.for {{.*}} -> (vector<8xf32>
 // CHECK:               vector.load %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
