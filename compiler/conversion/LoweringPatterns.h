@@ -66,6 +66,12 @@ LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
+// Fused ops (ResidualNormLowering.cpp, LossHeadLowering.cpp).
+LogicalResult lowerResidualNorm(ResidualNormOp op, Lowering &l);
+LogicalResult lowerResidualNormGrad(ResidualNormGradOp op, Lowering &l);
+LogicalResult lowerLossHead(LossHeadOp op, Lowering &l);
+LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
+
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.
 Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);
