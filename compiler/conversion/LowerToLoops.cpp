@@ -623,6 +623,10 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
       .Case([&](LinearActWeightGradOp o) {
         return lowerLinearActWeightGrad(o, l);
       })
+      .Case([&](ResidualNormOp o) { return lowerResidualNorm(o, l); })
+      .Case([&](ResidualNormGradOp o) { return lowerResidualNormGrad(o, l); })
+      .Case([&](LossHeadOp o) { return lowerLossHead(o, l); })
+      .Case([&](ScaleByOp o) { return lowerScaleBy(o, l); })
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
       });

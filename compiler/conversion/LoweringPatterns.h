@@ -80,6 +80,11 @@ LogicalResult lowerGLULinear(GLULinearOp op, Lowering &l);
 LogicalResult lowerMergedInputGrad(MergedInputGradOp op, Lowering &l);
 LogicalResult lowerMergedWeightGrad(MergedWeightGradOp op, Lowering &l);
 LogicalResult lowerLinearActWeightGrad(LinearActWeightGradOp op, Lowering &l);
+// Fused ops (ResidualNormLowering.cpp, LossHeadLowering.cpp).
+LogicalResult lowerResidualNorm(ResidualNormOp op, Lowering &l);
+LogicalResult lowerResidualNormGrad(ResidualNormGradOp op, Lowering &l);
+LogicalResult lowerLossHead(LossHeadOp op, Lowering &l);
+LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
 
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.

@@ -21,6 +21,10 @@ ArrayRef<tfc::FusionInfo> tfc::allFusions() {
        [] { return createTfcFuseProjections(); }},
       {"epilogue", "bias and activation in the matmul's output loop",
        [] { return createTfcFuseEpilogue(); }},
+      {"residual-norm", "residual add + norm of its sum -> tfc.residual_norm",
+       createTfcFuseResidualNorm},
+      {"loss-head", "head matmul + cross-entropy -> tfc.loss_head",
+       createTfcFuseLossHead},
   };
   return fusions;
 }

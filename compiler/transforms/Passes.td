@@ -77,6 +77,47 @@ def TfcFuseProjections : Pass<"tfc-fuse-projections", "ModuleOp"> {
     %h, %gate, %up = tfc.glu_linear #tfc.activation<silu> %z, %wg, %wu
                                       {tfc.fused = "projections"} : ...
     ```
+def TfcFuseResidualNorm : Pass<"tfc-fuse-residual-norm", "ModuleOp"> {
+  let summary = "Fuses a residual add and the norm of its sum (residual-norm)";
+  let description = [{
+    Rewrites `tfc.residual_add` followed by a `tfc.layer_norm` or
+    `tfc.rms_norm` of its sum into one `tfc.residual_norm` that produces the
+    sum and the normed value in one sweep per row (the row is read once, not
+    written by the add and read back twice by the norm). Post-LN and
+    DeepNorm (`alpha` carried over): every sub-layer, LN(alpha x + f(x)).
+    Pre-LN: the attention's add and ffn_norm (with cross-attention: the
+    attention's add and cross_norm, the cross add and ffn_norm); the sum
+    stays a result, since the next add reads it. The fused op's gradient
+    rule builds one `tfc.residual_norm_grad`: the norm's input gradient plus
+    what the sum's other uses send back, split into residual (alpha times)
+    and branch, and gamma / beta summed over rows, in one pass per row.
+
+    Before:
+    ```mlir
+    %h = tfc.residual_add %x, %attn : tensor<?x?x16xf32>
+    %n = tfc.layer_norm %h, %g, %b {epsilon = 1.0e-05 : f64}
+        : (tensor<?x?x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+    ```
+    After:
+    ```mlir
+    %h, %n = tfc.residual_norm #tfc.norm<layernorm> %x, %attn, %g, %b
+        {alpha = 1.0 : f64, epsilon = 1.0e-05 : f64, tfc.fused = "residual-norm"}
+        : tensor<?x?x16xf32>, tensor<16xf32>
+    ```
+
+    Not fused: the pre-LN pair across the block boundary (the FFN's add
+    that ends layer i and the attn_norm that starts layer i+1, or the final
+    norm after the last layer). The depth loop's back edge sits between
+    them, and fusing them means rotating the loop: carrying the normed
+    value beside the residual stream, peeling layer 0's attn_norm before the
+    loop and the last layer's add after it, and reading layer i+1's norm
+    weights in iteration i. tfc-derive-backward and the lowering rely on a
+    depth loop that carries one tensor and reads only its own layer's
+    parameters (save slots are per layer; backward reverses the loop), so
+    rotation would change both for one elementwise pass per layer, while
+    each layer's matmuls move d_model times as much data. Within a block
+    the pass removes that pass for every post-LN sub-layer and for all but
+    one add of a pre-LN block.
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
@@ -100,6 +141,43 @@ def TfcFuseEpilogue : Pass<"tfc-fuse-epilogue", "ModuleOp"> {
     %y, %pre = tfc.linear_act #tfc.activation<gelu_tanh> %x, %w, %b
         {tfc.fused = "epilogue"} : ...
     ```
+def TfcFuseLossHead : Pass<"tfc-fuse-loss-head", "ModuleOp"> {
+  let summary = "Fuses the head's matmul and the cross-entropy loss (loss-head)";
+  let description = [{
+    Rewrites the `tfc.linear` whose logits `tfc.cross_entropy` reads into
+    one `tfc.loss_head` producing the logits (still a model output), the
+    loss, and the logits' gradient for d_loss = 1. After the matmul, one
+    parallel sweep per row computes the row's max and sum of exponentials
+    once, the row's loss from the log-sum-exp, and (only in training
+    builds, where backward saves it) `(softmax - onehot) / count` straight
+    into the gradient buffer: probabilities are never stored, the logits are
+    not saved for backward, and backward does not sweep them again. The
+    gradient rule reads the saved gradient (directly when d_loss is the seed
+    1, scaled otherwise) and continues as tfc.linear's rule (dx, dW).
+
+    Before:
+    ```mlir
+    %logits = tfc.linear %h, %w : (tensor<?x?x16xf32>, tensor<16x50xf32>)
+        -> tensor<?x?x50xf32>
+    %loss = tfc.cross_entropy %logits, %targets
+        : (tensor<?x?x50xf32>, tensor<?x?xi32>) -> tensor<f32>
+    ```
+    After:
+    ```mlir
+    %logits, %loss, %dlogits = tfc.loss_head %h, %w, %targets
+        {tfc.fused = "loss-head"}
+        : (tensor<?x?x16xf32>, tensor<16x50xf32>, tensor<?x?xi32>)
+        -> (tensor<?x?x50xf32>, tensor<f32>, tensor<?x?x50xf32>)
+    ```
+
+    The loss sweep runs after the matmul, not inside its parallel
+    iterations: the shared matmul (emitMatmul) hands out MR x NR tiles,
+    panel-major, so no iteration ever holds a whole row of logits, and the
+    loss needs whole rows (max and sum over the vocabulary). Running it per
+    row block inside the matmul would mean restructuring that emitter, or
+    calling it once per row block and repacking the whole weight each time
+    (the weight is vocab x d_model; the packing would cost more than the
+    second read of the logits it saves).
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }

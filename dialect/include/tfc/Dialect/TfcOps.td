@@ -246,5 +246,7 @@ def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethod
 
 include "tfc/Dialect/TfcGradOps.td"
 include "tfc/Dialect/TfcLinearFusionOps.td"
+include "tfc/Dialect/TfcResidualNormOps.td"
+include "tfc/Dialect/TfcLossHeadOps.td"
 
 #endif // TFC_OPS_TD

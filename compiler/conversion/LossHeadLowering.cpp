@@ -1,0 +1,184 @@
+//===- LossHeadLowering.cpp - Fused head matmul + cross-entropy -*- C++ -*-===//
+//
+// tfc.loss_head: the head's matmul (the shared emitMatmul, as tfc.linear)
+// writes the logits straight into the caller's output; then one parallel
+// iteration per row takes the row's max and sum of exp(x - max) once and
+// derives from them the row's loss (log-sum-exp minus the target's logit)
+// and, in training builds, the logits' gradient for d_loss = 1: the
+// exponentials are written into the gradient buffer and normalised there,
+// minus the one-hot target, over the valid-target count. The unfused
+// pipeline saves the logits, sweeps them for the loss, and sweeps them
+// again in backward for the gradient.
+//
+// The sweep cannot run inside the matmul's parallel iterations without
+// restructuring emitMatmul: those are MR x NR tiles, and the loss needs
+// whole rows (Passes.td, tfc-fuse-loss-head).
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// The max of in[base + j] and the sum of exp(in[base + j] - max) for
+/// j < width, as lowerCrossEntropy and emitRowExp compute them; with `out`,
+/// the exponentials are also stored at out[base + j].
+static std::pair<Value, Value> rowMaxAndExpSum(Lowering &l, Value in, Value out,
+                                               Value base, Value width) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value max = l.forLoop(l.index(0), width, ValueRange{l.f32(-INFINITY)},
+                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                          Value x = l.load(in, l.add(base, j));
+                          return {arith::MaximumFOp::create(b, loc, acc[0], x)};
+                        })[0];
+  Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
+                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                          Value x = l.load(in, l.add(base, j));
+                          Value e = math::ExpOp::create(
+                              b, loc, arith::SubFOp::create(b, loc, x, max));
+                          if (out)
+                            l.store(e, out, l.add(base, j));
+                          return {reassocAdd(l, acc[0], e)};
+                        })[0];
+  return {max, sum};
+}
+
+LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  const Buffer &w = l.lookup(op.getWeight());
+  const Buffer &targets = l.lookup(op.getTargets());
+  int64_t inWidth = op.getInFeatures(), vocabSize = op.getOutFeatures();
+  if (ShapedType::isDynamic(inWidth) || ShapedType::isDynamic(vocabSize))
+    return op->emitOpError("needs a weight of static shape");
+  SmallVector<Value> dims = {in.dims[0], in.dims[1], l.allocIndex(vocabSize)};
+  Buffer logits = l.allocateResult(op.getLogits(), dims);
+  Buffer loss = l.allocateResult(op.getLoss(), {});
+  // The gradient is computed only for backward (a save slot) or a use.
+  bool needGrad = !op.getLogitsGrad().use_empty() ||
+                  getSaveSlot(cast<OpResult>(op.getLogitsGrad())).has_value();
+  Buffer dLogits;
+  if (needGrad)
+    dLogits = l.allocateResult(op.getLogitsGrad(), dims);
+  Value rows;
+  l.atAllocationPoint([&] { rows = l.mul(in.dims[0], in.dims[1]); });
+  Buffer perRow = l.allocate(l.b.getF32Type(), {rows});
+
+  // The logits, exactly as lowerLinear computes them.
+  MatmulProblem p;
+  l.atAllocationPoint([&] {
+    Value zero = l.index(0), one = l.index(1);
+    p.batch = one;
+    p.m = rows;
+    p.n = l.index(vocabSize);
+    p.k = l.index(inWidth);
+    p.a = MatrixRef{in.flat, zero, zero, p.k, one};
+    p.bMat = op.getTransposeWeight() ? MatrixRef{w.flat, zero, zero, one, p.k}
+                                     : MatrixRef{w.flat, zero, zero, p.n, one};
+    p.c = MatrixRef{logits.flat, zero, zero, p.n, one};
+  });
+  if (op.getBias() && !l.sizeOnly())
+    p.bias = l.lookup(op.getBias()).flat;
+  emitMatmul(l, p);
+  if (l.sizeOnly())
+    return success();
+
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value vocab = l.index(vocabSize);
+  Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocabSize, 32);
+  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  auto isValid = [&](Value target) -> Value {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
+                              zeroI32),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
+                              vocabI32));
+  };
+  // The mean's denominator, counted serially (exact, in index) before the
+  // sweep, which scales the gradient by it.
+  Value count =
+      l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
+                [&](Value row, ValueRange acc) -> SmallVector<Value> {
+                  Value valid = isValid(l.load(targets.flat, row));
+                  return {arith::SelectOp::create(
+                      b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
+                })[0];
+  Value count64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+  Value scale = arith::DivFOp::create(
+      b, loc, l.f32(1.0),
+      arith::MaximumFOp::create(
+          b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), count64),
+          l.f32(1.0)));
+
+  Value zero = l.f32(0.0);
+  l.parallelFor(rows, [&](Value row) {
+    Value base = l.mul(row, vocab);
+    Value target = l.load(targets.flat, row);
+    Value valid = isValid(target);
+    Value t = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::SelectOp::create(b, loc, valid, target, zeroI32));
+    auto [max, sum] =
+        rowMaxAndExpSum(l, logits.flat, dLogits.flat, base, vocab);
+    Value lse =
+        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
+    Value nll =
+        arith::SubFOp::create(b, loc, lse, l.load(logits.flat, l.add(base, t)));
+    l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
+            row);
+    if (!needGrad)
+      return;
+    // (softmax - onehot) / count, as lowerCrossEntropyGrad for d_loss = 1;
+    // ignored rows get exactly zero.
+    Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+    l.forLoop(l.index(0), vocab, [&](Value j) {
+      Value idx = l.add(base, j);
+      Value prob =
+          arith::MulFOp::create(b, loc, l.load(dLogits.flat, idx), inv);
+      Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, t);
+      Value d = arith::SubFOp::create(
+          b, loc, prob, arith::SelectOp::create(b, loc, hit, l.f32(1.0), zero));
+      d = arith::MulFOp::create(b, loc, d, scale);
+      l.store(arith::SelectOp::create(b, loc, valid, d, zero), dLogits.flat,
+              idx);
+    });
+  });
+
+  // The mean over valid targets: a sequential sum in double (a fixed order,
+  // independent of threads), as lowerCrossEntropy.
+  auto f64 = b.getF64Type();
+  Value total = l.forLoop(
+      l.index(0), rows,
+      ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0))},
+      [&](Value row, ValueRange acc) -> SmallVector<Value> {
+        Value nllRow =
+            arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, row));
+        return {arith::AddFOp::create(b, loc, acc[0], nllRow)};
+      })[0];
+  Value denominator = arith::MaximumFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f64, count64),
+      arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0)));
+  Value mean = arith::DivFOp::create(b, loc, total, denominator);
+  l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), loss.flat,
+          l.index(0));
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerScaleBy(ScaleByOp op, Lowering &l) {
+  const Buffer &in = l.lookup(op.getInput());
+  Buffer out = l.allocateResult(op.getResult(), in.dims);
+  if (l.sizeOnly())
+    return success();
+  Value factor = l.load(l.lookup(op.getFactor()).flat, l.index(0));
+  emitElementwise(l, {in.flat}, out, [&](ValueRange x) -> Value {
+    return arith::MulFOp::create(l.b, l.loc, x[0], factor);
+  });
+  return success();
+}

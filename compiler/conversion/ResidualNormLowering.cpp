@@ -1,0 +1,250 @@
+//===- ResidualNormLowering.cpp - Fused residual add + norm -----*- C++ -*-===//
+//
+// tfc.residual_norm: one parallel iteration per row adds the row, sums it
+// for the mean, then takes the variance and writes the normed row, all on a
+// row that stays in the first-level cache (d_model floats). The unfused
+// pair writes the sum to memory and reads it back twice.
+//
+// tfc.residual_norm_grad: one parallel iteration per block of rows writes
+// each row's input gradient (plus the gradient from the sum's other uses;
+// alpha times it for the residual) and adds the row's terms of d_gamma and
+// d_beta into the block's partial sums; a short second loop adds the
+// partials of all blocks in block order. Blocks have a fixed number of
+// rows, so the sums do not depend on the thread count, and x and dy are not
+// read a second time for the parameter gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/LoweringPatterns.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Rows per parallel iteration of the backward op. 16 rows of d_model 768
+/// are 48 KiB of x and of dy: the block's partial sums (two rows) stay in
+/// the first-level cache while its rows stream through; batch 4 x seq 256
+/// gives 64 iterations to share among the threads.
+static constexpr int64_t kRowBlock = 16;
+
+/// Columns per parallel iteration of the final column sums: two cache
+/// lines, so no two iterations write the same line.
+static constexpr int64_t kColumnChunk = 32;
+
+static Value mulf(Lowering &l, Value a, Value c) {
+  return arith::MulFOp::create(l.b, l.loc, a, c);
+}
+static Value subf(Lowering &l, Value a, Value c) {
+  return arith::SubFOp::create(l.b, l.loc, a, c);
+}
+
+/// Sums `term(i)` over i < width with reassoc adds, in a fixed order.
+static Value rowSum(Lowering &l, Value width, function_ref<Value(Value)> term) {
+  return l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
+                   [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                     return {reassocAdd(l, acc[0], term(i))};
+                   })[0];
+}
+
+/// The row's mean (0 for RMSNorm) and 1 / sqrt(var + eps), as lowerNorm
+/// computes them, from `load(i)` for i < width.
+static std::pair<Value, Value> rowStatistics(Lowering &l, Value width,
+                                             int64_t staticWidth,
+                                             double epsilon, bool layerNorm,
+                                             function_ref<Value(Value)> load) {
+  Value invWidth = l.f32(1.0 / double(staticWidth));
+  Value mean = l.f32(0.0);
+  if (layerNorm)
+    mean = mulf(l, rowSum(l, width, load), invWidth);
+  Value sq = rowSum(l, width, [&](Value i) {
+    Value d = subf(l, load(i), mean);
+    return mulf(l, d, d);
+  });
+  Value rstd = math::RsqrtOp::create(
+      l.b, l.loc,
+      arith::AddFOp::create(l.b, l.loc, mulf(l, sq, invWidth), l.f32(epsilon)));
+  return {mean, rstd};
+}
+
+LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
+  int64_t width = op.getResult().getType().getShape().back();
+  if (ShapedType::isDynamic(width))
+    return op->emitOpError("needs a static normalised width");
+  const Buffer &residual = l.lookup(op.getResidual());
+  const Buffer &branch = l.lookup(op.getBranch());
+  // The sum is stored only when something reads it: the residual stream
+  // (pre-LN) or backward (a save slot). Otherwise the result's row holds it
+  // until the normed values overwrite it.
+  bool keepSum = !op.getSum().use_empty() ||
+                 getSaveSlot(cast<OpResult>(op.getSum())).has_value();
+  Buffer sum;
+  if (keepSum)
+    sum = l.allocateResult(op.getSum(), residual.dims);
+  Buffer out = l.allocateResult(op.getResult(), residual.dims);
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value s = keepSum ? sum.flat : out.flat;
+  Value g = l.lookup(op.getGamma()).flat;
+  Value beta = op.getBeta() ? l.lookup(op.getBeta()).flat : Value();
+  double alpha = op.getAlpha().convertToDouble();
+  bool layerNorm = op.getKind() == NormKind::layernorm;
+  Value w = l.index(width);
+  Value invWidth = l.f32(1.0 / double(width));
+
+  l.parallelFor(rowCount(l, out), [&](Value row) {
+    Value base = l.mul(row, w);
+    // The add, as lowerResidualAdd; its sum feeds the mean directly.
+    Value total = rowSum(l, w, [&](Value i) -> Value {
+      Value idx = l.add(base, i);
+      Value r = l.load(residual.flat, idx);
+      if (alpha != 1.0)
+        r = mulf(l, r, l.f32(alpha));
+      Value v = arith::AddFOp::create(b, loc, r, l.load(branch.flat, idx));
+      l.store(v, s, idx);
+      return v;
+    });
+    Value mean = layerNorm ? mulf(l, total, invWidth) : l.f32(0.0);
+    Value sq = rowSum(l, w, [&](Value i) {
+      Value d = subf(l, l.load(s, l.add(base, i)), mean);
+      return mulf(l, d, d);
+    });
+    Value rstd = math::RsqrtOp::create(
+        b, loc,
+        arith::AddFOp::create(b, loc, mulf(l, sq, invWidth),
+                              l.f32(op.getEpsilon().convertToDouble())));
+    l.forLoop(l.index(0), w, [&](Value i) {
+      Value idx = l.add(base, i);
+      Value y = mulf(l, subf(l, l.load(s, idx), mean), rstd);
+      y = mulf(l, y, l.load(g, i));
+      if (beta)
+        y = arith::AddFOp::create(b, loc, y, l.load(beta, i));
+      l.store(y, out.flat, idx);
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
+                                               Lowering &l) {
+  int64_t width = op.getSum().getType().getShape().back();
+  if (ShapedType::isDynamic(width))
+    return op->emitOpError("needs a static normalised width");
+  bool layerNorm = op.getKind() == NormKind::layernorm;
+  const Buffer &x = l.lookup(op.getSum());
+  const Buffer &gammaBuf = l.lookup(op.getGamma());
+  const Buffer &dy = l.lookup(op.getGrad());
+  Value dOther = op.getSumGrad() ? l.lookup(op.getSumGrad()).flat : Value();
+  Buffer dSum = l.allocateResult(op.getBranchGrad(), x.dims);
+  Buffer dResidual;
+  if (op.getResidualGrad())
+    dResidual = l.allocateResult(op.getResidualGrad(), x.dims);
+  Buffer dGamma = l.allocateResult(op.getGammaGrad(), gammaBuf.dims);
+  Buffer dBeta;
+  if (layerNorm)
+    dBeta = l.allocateResult(op.getBetaGrad(), gammaBuf.dims);
+  // [blocks, sums, width]: each row block's partial d_gamma (and d_beta).
+  int64_t sums = layerNorm ? 2 : 1;
+  Value rows, blocks;
+  l.atAllocationPoint([&] {
+    rows = rowCount(l, x);
+    blocks = l.divUp(rows, kRowBlock);
+  });
+  Buffer partial = l.allocate(
+      l.b.getF32Type(), {blocks, l.allocIndex(sums), l.allocIndex(width)});
+  if (l.sizeOnly())
+    return success();
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value g = gammaBuf.flat;
+  Value w = l.index(width);
+  Value invWidth = l.f32(1.0 / double(width));
+  double alpha = op.getAlpha().convertToDouble();
+  double epsilon = op.getEpsilon().convertToDouble();
+  Value blockFloats = l.index(sums * width);
+
+  l.parallelFor(blocks, [&](Value block) {
+    Value pGamma = l.mul(block, blockFloats);
+    Value pBeta = l.add(pGamma, w);
+    l.forLoop(l.index(0), blockFloats, [&](Value i) {
+      l.store(l.f32(0.0), partial.flat, l.add(pGamma, i));
+    });
+    Value first = l.mul(block, l.index(kRowBlock));
+    Value last = l.minIdx(l.add(first, l.index(kRowBlock)), rows);
+    l.forLoop(first, last, [&](Value row) {
+      Value base = l.mul(row, w);
+      auto xAt = [&](Value i) { return l.load(x.flat, l.add(base, i)); };
+      auto [mean, rstd] = rowStatistics(l, w, width, epsilon, layerNorm, xAt);
+      auto xhatAt = [&](Value i) {
+        return mulf(l, subf(l, xAt(i), mean), rstd);
+      };
+      auto gAt = [&](Value i) {
+        return mulf(l, l.load(dy.flat, l.add(base, i)), l.load(g, i));
+      };
+      // With g = dy * gamma: dx = rstd (g - mean(g) - xhat mean(g xhat)),
+      // as lowerNormGrad (RMSNorm: no mean(g) term).
+      SmallVector<Value> totals =
+          l.forLoop(l.index(0), w, ValueRange{l.f32(0.0), l.f32(0.0)},
+                    [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                      Value gi = gAt(i);
+                      return {reassocAdd(l, acc[0], gi),
+                              reassocAdd(l, acc[1], mulf(l, gi, xhatAt(i)))};
+                    });
+      Value meanG = layerNorm ? mulf(l, totals[0], invWidth) : Value();
+      Value meanGX = mulf(l, totals[1], invWidth);
+      l.forLoop(l.index(0), w, [&](Value i) {
+        Value idx = l.add(base, i);
+        Value xhat = xhatAt(i);
+        Value v = gAt(i);
+        if (meanG)
+          v = subf(l, v, meanG);
+        v = mulf(l, rstd, subf(l, v, mulf(l, xhat, meanGX)));
+        // The sum's gradient from its other uses comes first, as
+        // tfc-derive-backward's accumulation adds them.
+        if (dOther)
+          v = arith::AddFOp::create(b, loc, l.load(dOther, idx), v);
+        l.store(v, dSum.flat, idx);
+        if (dResidual.flat)
+          l.store(mulf(l, v, l.f32(alpha)), dResidual.flat, idx);
+        Value d = l.load(dy.flat, idx);
+        Value at = l.add(pGamma, i);
+        l.store(arith::AddFOp::create(b, loc, l.load(partial.flat, at),
+                                      mulf(l, d, xhat)),
+                partial.flat, at);
+        if (layerNorm) {
+          Value atBeta = l.add(pBeta, i);
+          l.store(
+              arith::AddFOp::create(b, loc, l.load(partial.flat, atBeta), d),
+              partial.flat, atBeta);
+        }
+      });
+    });
+  });
+
+  // The blocks' partials, added in block order; blocks outside, columns
+  // inside, so the inner loop is contiguous.
+  l.parallelFor(l.divUp(w, kColumnChunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(kColumnChunk));
+    Value end = l.minIdx(l.add(begin, l.index(kColumnChunk)), w);
+    SmallVector<Value> outs = {dGamma.flat};
+    if (layerNorm)
+      outs.push_back(dBeta.flat);
+    l.forLoop(begin, end, [&](Value j) {
+      for (Value out : outs)
+        l.store(l.f32(0.0), out, j);
+    });
+    l.forLoop(l.index(0), blocks, [&](Value block) {
+      Value at = l.mul(block, blockFloats);
+      l.forLoop(begin, end, [&](Value j) {
+        for (auto [k, out] : llvm::enumerate(outs)) {
+          Value v =
+              l.load(partial.flat, l.add(at, l.add(l.index(k * width), j)));
+          l.store(arith::AddFOp::create(b, loc, l.load(out, j), v), out, j);
+        }
+      });
+    });
+  });
+  return success();
+}
