@@ -77,6 +77,10 @@ def TfcFuseProjections : Pass<"tfc-fuse-projections", "ModuleOp"> {
     %h, %gate, %up = tfc.glu_linear #tfc.activation<silu> %z, %wg, %wu
                                       {tfc.fused = "projections"} : ...
     ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def TfcFuseResidualNorm : Pass<"tfc-fuse-residual-norm", "ModuleOp"> {
   let summary = "Fuses a residual add and the norm of its sum (residual-norm)";
   let description = [{
@@ -141,6 +145,10 @@ def TfcFuseEpilogue : Pass<"tfc-fuse-epilogue", "ModuleOp"> {
     %y, %pre = tfc.linear_act #tfc.activation<gelu_tanh> %x, %w, %b
         {tfc.fused = "epilogue"} : ...
     ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def TfcFuseLossHead : Pass<"tfc-fuse-loss-head", "ModuleOp"> {
   let summary = "Fuses the head's matmul and the cross-entropy loss (loss-head)";
   let description = [{
