@@ -615,6 +615,9 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
       .Case([&](EmbeddingGradOp o) { return lowerEmbeddingGrad(o, l); })
       .Case([&](PositionsGradOp o) { return lowerPositionsGrad(o, l); })
       .Case([&](CrossEntropyGradOp o) { return lowerCrossEntropyGrad(o, l); })
+      .Case([&](FlashAttentionOp o) { return lowerFlashAttention(o, l); })
+      .Case(
+          [&](FlashAttentionGradOp o) { return lowerFlashAttentionGrad(o, l); })
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
       });

@@ -66,6 +66,10 @@ LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
 LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
 LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
 
+// Fused attention (FlashAttentionLowering.cpp, FlashAttentionGradLowering.cpp).
+LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
+LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
+
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.
 Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);

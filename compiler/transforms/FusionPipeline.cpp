@@ -15,7 +15,11 @@ using namespace mlir;
 ArrayRef<tfc::FusionInfo> tfc::allFusions() {
   // Order matters where fusions meet: projections are merged before
   // epilogues attach to the merged matmul.
-  static const std::vector<FusionInfo> fusions = {};
+  static const std::vector<FusionInfo> fusions = {
+      {"attention",
+       "scores, scale, mask, softmax and context -> flash_attention",
+       createTfcFuseAttention},
+  };
   return fusions;
 }
 
@@ -64,8 +68,7 @@ std::string tfc::fusionReport(ModuleOp module,
       collectNames(op->getLoc(), names);
       os << "  " << fusion.getValue() << ": " << op->getName() << " at "
          << (names.empty() ? std::string("?") : llvm::join(names, "+"))
-         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "")
-         << "\n";
+         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "") << "\n";
       auto &count = counts[fusion.getValue()];
       ++(backward ? count.second : count.first);
     });

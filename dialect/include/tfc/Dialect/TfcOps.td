@@ -245,5 +245,6 @@ def Tfc_CrossEntropyOp : Tfc_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethod
 }
 
 include "tfc/Dialect/TfcGradOps.td"
+include "tfc/Dialect/TfcAttentionOps.td"
 
 #endif // TFC_OPS_TD
