@@ -68,7 +68,8 @@ std::string tfc::fusionReport(ModuleOp module,
       collectNames(op->getLoc(), names);
       os << "  " << fusion.getValue() << ": " << op->getName() << " at "
          << (names.empty() ? std::string("?") : llvm::join(names, "+"))
-         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "") << "\n";
+         << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "")
+         << "\n";
       auto &count = counts[fusion.getValue()];
       ++(backward ? count.second : count.first);
     });
