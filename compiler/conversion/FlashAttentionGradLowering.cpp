@@ -35,6 +35,20 @@ namespace {
 /// Floats rounded up to whole cache lines.
 int64_t cacheLines(int64_t floats) { return (floats + 15) / 16 * 16; }
 
+/// Scratch of one key-sweep iteration: P^T and dS^T tiles, dV and dK rows,
+/// the key and value rows transposed.
+int64_t keySweepScratch(const TileShape &t) {
+  return cacheLines(2 * t.rows * t.cols + 2 * t.rows * t.paddedHeadDim() +
+                    2 * t.rows * t.headDim);
+}
+
+/// Scratch of one query-sweep iteration: the P / dS tile, dQ rows, the
+/// query and dO rows transposed.
+int64_t querySweepScratch(const TileShape &t) {
+  return cacheLines(t.rows * t.cols + t.rows * t.paddedHeadDim() +
+                    2 * t.rows * t.headDim);
+}
+
 /// The buffers and sizes both sweeps read.
 struct GradProblem {
   Buffer q, k, v, lse, dOut;
@@ -81,7 +95,8 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
   Location loc = l.loc;
   const TileShape &t = e.t;
   int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
-  int64_t perIteration = cacheLines(2 * tileFloats + 2 * accFloats);
+  int64_t rowFloats = t.rows * t.headDim;
+  int64_t perIteration = keySweepScratch(t);
   Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
   Value blocks, iterations;
   blocks = l.divUp(p.keyLen, t.blockRows);
@@ -95,6 +110,8 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
     Value dScores = l.add(probs, l.index(tileFloats));
     Value dvAcc = l.add(dScores, l.index(tileFloats));
     Value dkAcc = l.add(dvAcc, l.index(accFloats));
+    Value keyTile = l.add(dkAcc, l.index(accFloats));
+    Value valueTile = l.add(keyTile, l.index(rowFloats));
     Value firstKey = l.mul(block, l.index(t.blockRows));
     Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(p.keyLen, firstKey));
     Value queryBase = l.mul(group, p.seq);
@@ -113,6 +130,8 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
       }
       e.zeroRows(scratch, dvAcc);
       e.zeroRows(scratch, dkAcc);
+      e.packRows(p.k.flat, kvBase, scratch, keyTile);
+      e.packRows(p.v.flat, kvBase, scratch, valueTile);
 
       auto body = [&](Value panel, bool masked) {
         Value i0 = l.mul(panel, cols);
@@ -120,7 +139,7 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
                                 l.index(t.headDim * t.cols));
         // P^T: keys as rows, queries as lanes.
         SmallVector<Value> s =
-            e.scoreTile(p.k.flat, kvBase, p.packedQ.flat, panelBase);
+            e.scoreTile(scratch, keyTile, p.packedQ.flat, panelBase);
         Value lanes[2], lse[2];
         for (int w = 0; w < 2; ++w) {
           lanes[w] = e.laneIndices(l.add(i0, l.index(w * t.vl)));
@@ -143,7 +162,7 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
           }
         // dP^T, then dS^T = scale * P^T * (dP^T - D).
         SmallVector<Value> dp =
-            e.scoreTile(p.v.flat, kvBase, p.packedDOut.flat, panelBase);
+            e.scoreTile(scratch, valueTile, p.packedDOut.flat, panelBase);
         Value delta[2];
         for (int w = 0; w < 2; ++w)
           delta[w] =
@@ -195,7 +214,8 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
   Location loc = l.loc;
   const TileShape &t = e.t;
   int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
-  int64_t perIteration = cacheLines(tileFloats + accFloats);
+  int64_t rowFloats = t.rows * t.headDim;
+  int64_t perIteration = querySweepScratch(t);
   Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
   Value blocks = l.divUp(p.seq, t.blockRows);
   Value iterations = l.mul(p.groups, blocks);
@@ -206,6 +226,8 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
     Value block = arith::RemUIOp::create(b, loc, it, blocks);
     Value dScores = l.mul(it, l.index(perIteration));
     Value dqAcc = l.add(dScores, l.index(tileFloats));
+    Value queryTile = l.add(dqAcc, l.index(accFloats));
+    Value dOutTile = l.add(queryTile, l.index(rowFloats));
     Value firstRow = l.mul(block, l.index(t.blockRows));
     Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(p.seq, firstRow));
     Value keyBase = l.mul(group, p.keyLen);
@@ -225,13 +247,15 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
         delta.push_back(e.splat(l.load(p.delta.flat, clamped)));
       }
       e.zeroRows(scratch, dqAcc);
+      e.packRows(p.q.flat, rowBase, scratch, queryTile);
+      e.packRows(p.dOut.flat, rowBase, scratch, dOutTile);
 
       auto body = [&](Value keyTile, bool masked) {
         Value j0 = l.mul(keyTile, cols);
         Value panelBase = l.mul(l.add(l.mul(group, p.keyPanels), keyTile),
                                 l.index(t.headDim * t.cols));
         SmallVector<Value> s =
-            e.scoreTile(p.q.flat, rowBase, p.packedK.flat, panelBase);
+            e.scoreTile(scratch, queryTile, p.packedK.flat, panelBase);
         Value lanes[2] = {e.laneIndices(j0),
                           e.laneIndices(l.add(j0, l.index(t.vl)))};
         Value zero = e.splatF32(0.0);
@@ -246,7 +270,7 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
                     l.add(dScores, l.index(r * t.cols + w * t.vl)));
           }
         SmallVector<Value> dp =
-            e.scoreTile(p.dOut.flat, rowBase, p.packedV.flat, panelBase);
+            e.scoreTile(scratch, dOutTile, p.packedV.flat, panelBase);
         for (int64_t r = 0; r < t.rows; ++r)
           for (int w = 0; w < 2; ++w) {
             Value at = l.add(dScores, l.index(r * t.cols + w * t.vl));
@@ -318,12 +342,10 @@ LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
   p.packedK = l.allocate(f32, {p.groups, p.keyPanels, panelFloats});
   p.packedV = l.allocate(f32, {p.groups, p.keyPanels, panelFloats});
   p.delta = l.allocate(f32, {p.groups, p.seq});
-  int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
-  Buffer keyScratch = l.allocate(
-      f32, {keyIterations,
-            l.allocIndex(cacheLines(2 * tileFloats + 2 * accFloats))});
-  Buffer queryScratch = l.allocate(
-      f32, {queryIterations, l.allocIndex(cacheLines(tileFloats + accFloats))});
+  Buffer keyScratch =
+      l.allocate(f32, {keyIterations, l.allocIndex(keySweepScratch(t))});
+  Buffer queryScratch =
+      l.allocate(f32, {queryIterations, l.allocIndex(querySweepScratch(t))});
   if (l.sizeOnly())
     return success();
 

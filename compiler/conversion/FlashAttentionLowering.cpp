@@ -4,19 +4,20 @@
 //
 // 1. Pack K per head transposed into panels [t / cols][dh][cols].
 // 2. One parallel iteration per (batch * head, block of queries); per tile
-//    of `rows` queries, sweep the key tiles in order with an online
-//    softmax: the score tile in registers, its row max, the rescale factor
-//    alpha = exp(m_old - m_new), p = exp(s - m_new) stored to scratch, the
-//    row sums, and O = alpha * O + P V accumulated in scratch rows. Under a
-//    causal mask the sweep stops at the diagonal; only the tiles that cross
-//    it (or the end of the keys) pay for masking.
+//    of `rows` queries (copied transposed to scratch), sweep the key tiles in
+//    order with an online softmax: the score tile in registers, its row max,
+//    the rescale factor alpha = exp(m_old - m_new), p = exp(s - m_new) stored
+//    to scratch, the row sums, and O = alpha * O + P V accumulated in scratch
+//    rows. Under a causal mask the sweep stops at the diagonal; only the tiles
+//    that cross it (or the end of the keys) pay for masking.
 // 3. out = O / l, lse = m + log l.
 //
 // Key tile 0 holds key 0, which every query sees: after it every row max is
 // finite, so the exp(-inf) of masked scores is always 0, never NaN.
 //
 // Workspace: the packed K (the size of K) and per iteration one tile of
-// probabilities and one of output rows: linear in the sequence length.
+// probabilities, one of output rows and one of queries: linear in the
+// sequence length.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +39,8 @@ constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 
 /// Scratch of one parallel iteration in floats, rounded to cache lines.
 int64_t forwardScratch(const TileShape &t) {
-  int64_t floats = t.rows * t.cols + t.rows * t.paddedHeadDim();
+  int64_t floats =
+      t.rows * t.cols + t.rows * t.paddedHeadDim() + t.rows * t.headDim;
   return (floats + 15) / 16 * 16;
 }
 
@@ -90,6 +92,7 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
     Value block = arith::RemUIOp::create(b, loc, it, blocks);
     Value probs = l.mul(it, l.index(perIteration));
     Value accBase = l.add(probs, l.index(t.rows * t.cols));
+    Value queryTile = l.add(accBase, l.index(t.rows * t.paddedHeadDim()));
     Value firstRow = l.mul(block, l.index(t.blockRows));
     Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(seq, firstRow));
     Value keyBase = l.mul(group, keyLen);
@@ -109,6 +112,7 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
             e.splatIndex(causal ? l.minIdx(row, lastKey) : lastKey));
       }
       e.zeroRows(scratch.flat, accBase);
+      e.packRows(q.flat, qBase, scratch.flat, queryTile);
 
       Value keyTiles = l.divUp(keyLen, t.cols);
       Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), seq), one);
@@ -124,7 +128,8 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
                      l.add(arith::DivUIOp::create(b, loc, lastRow, cols), one));
       }
 
-      // State: the running max m and sum l per row.
+      // State: the running max m and sum l, one lane per row, so that the
+      // rescale factors of all rows take one vector exp.
       auto sweep = [&](Value from, Value to, ValueRange init, bool masked) {
         return l.forLoop(
             from, to, init,
@@ -133,61 +138,66 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
               Value panelBase = l.mul(l.add(l.mul(group, panels), tileIdx),
                                       l.index(headDim * t.cols));
               SmallVector<Value> acc =
-                  e.scoreTile(q.flat, qBase, packedK.flat, panelBase);
+                  e.scoreTile(scratch.flat, queryTile, packedK.flat, panelBase);
               Value scaleV = e.splatF32(scale);
               Value minusInf = e.splatF32(kMinusInf);
               Value lanes[2] = {e.laneIndices(j0),
                                 e.laneIndices(l.add(j0, l.index(t.vl)))};
-              SmallVector<Value> alpha, nextM, nextL;
+              SmallVector<Value> scores, tileMax;
               for (int64_t r = 0; r < t.rows; ++r) {
-                Value s[2];
                 for (int w = 0; w < 2; ++w) {
-                  s[w] = e.mul(acc[2 * r + w], scaleV);
+                  Value s = e.mul(acc[2 * r + w], scaleV);
                   if (masked)
-                    s[w] = e.select(e.cmpI(arith::CmpIPredicate::sgt, lanes[w],
-                                           keyLimit[r]),
-                                    minusInf, s[w]);
+                    s = e.select(e.cmpI(arith::CmpIPredicate::sgt, lanes[w],
+                                        keyLimit[r]),
+                                 minusInf, s);
+                  scores.push_back(s);
                 }
-                Value m = state[r];
-                Value mNew = e.max(m, e.reduceMax(e.max(s[0], s[1])));
-                alpha.push_back(e.exp(e.sub(m, mNew)));
-                Value mNewV = e.splat(mNew);
-                Value p0 = e.exp(e.sub(s[0], mNewV));
-                Value p1 = e.exp(e.sub(s[1], mNewV));
+                tileMax.push_back(
+                    e.reduceMax(e.max(scores[2 * r], scores[2 * r + 1])));
+              }
+              Value m = state[0];
+              Value mNew = e.max(m, e.fromRows(tileMax, 0.0));
+              Value alpha = e.exp(e.sub(m, mNew));
+              SmallVector<Value> rowSums, rowAlpha;
+              for (int64_t r = 0; r < t.rows; ++r) {
+                Value mRow = e.splat(e.lane(mNew, r));
+                Value p0 = e.exp(e.sub(scores[2 * r], mRow));
+                Value p1 = e.exp(e.sub(scores[2 * r + 1], mRow));
                 Value pBase = l.add(probs, l.index(r * t.cols));
                 e.store(p0, scratch.flat, pBase);
                 e.store(p1, scratch.flat, l.add(pBase, l.index(t.vl)));
-                nextM.push_back(mNew);
-                nextL.push_back(e.add(e.mul(state[t.rows + r], alpha.back()),
-                                      e.reduceAdd(e.add(p0, p1))));
+                rowSums.push_back(e.reduceAdd(e.add(p0, p1)));
+                rowAlpha.push_back(e.lane(alpha, r));
               }
+              Value lNew = e.fma(state[1], alpha, e.fromRows(rowSums, 0.0));
               Value count = cols;
               if (masked)
                 count = l.minIdx(cols, l.sub(keyLen, j0));
-              e.accumulateRows(scratch.flat, accBase, alpha, scratch.flat,
+              e.accumulateRows(scratch.flat, accBase, rowAlpha, scratch.flat,
                                probs, v.flat, l.mul(l.add(keyBase, j0), dh),
                                count);
-              SmallVector<Value> next(nextM);
-              next.append(nextL);
-              return next;
+              return {mNew, lNew};
             });
       };
-      SmallVector<Value> init(t.rows, l.f32(kMinusInf));
-      init.append(t.rows, l.f32(0.0));
+      // Lanes past the rows stay finite (0), so their exps never matter.
+      SmallVector<Value> minusInfRows(t.rows, l.f32(kMinusInf));
+      SmallVector<Value> init{e.fromRows(minusInfRows, 0.0), e.splatF32(0.0)};
       SmallVector<Value> state =
           sweep(l.index(0), fullTiles, init, /*masked=*/false);
       state = sweep(fullTiles, endTile, state, /*masked=*/true);
 
       SmallVector<Value> inverse;
+      Value logL = math::LogOp::create(b, loc, state[1]);
+      Value rowLse = e.add(state[0], logL);
       for (int64_t r = 0; r < t.rows; ++r)
         inverse.push_back(
-            arith::DivFOp::create(b, loc, l.f32(1.0), state[t.rows + r]));
+            arith::DivFOp::create(b, loc, l.f32(1.0), e.lane(state[1], r)));
       e.storeRows(scratch.flat, accBase, inverse, exists, out.flat, outBase);
       if (needLse)
         for (int64_t r = 0; r < t.rows; ++r)
           e.ifThen(exists[r], [&] {
-            Value logSum = math::LogOp::create(b, loc, state[t.rows + r]);
-            l.store(e.add(state[r], logSum), lse.flat,
+            l.store(e.lane(rowLse, r), lse.flat,
                     l.add(l.mul(group, seq), rowIdx[r]));
           });
     });

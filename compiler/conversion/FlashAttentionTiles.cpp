@@ -92,9 +92,25 @@ void TileEmitter::storeHeadVector(Value value, Value flat, Value base,
     store(value, flat, index);
 }
 
+Value TileEmitter::fromRows(ArrayRef<Value> scalars, double pad) {
+  SmallVector<Value> lanes(scalars);
+  lanes.resize(t.vl, l.f32(pad));
+  return vector::FromElementsOp::create(l.b, l.loc, vecType, lanes);
+}
+
+Value TileEmitter::lane(Value v, int64_t lane) {
+  return vector::ExtractOp::create(l.b, l.loc, v, lane);
+}
+
+/// Scores are never NaN unless the inputs are, and then the exps that
+/// follow the max are NaN anyway: plain max instructions suffice.
+static arith::FastMathFlags maxFlags() {
+  return arith::FastMathFlags::nnan | arith::FastMathFlags::nsz;
+}
+
 Value TileEmitter::reduceMax(Value v) {
-  return vector::ReductionOp::create(l.b, l.loc,
-                                     vector::CombiningKind::MAXIMUMF, v);
+  return vector::ReductionOp::create(
+      l.b, l.loc, vector::CombiningKind::MAXIMUMF, v, maxFlags());
 }
 
 Value TileEmitter::reduceAdd(Value v) {
@@ -106,7 +122,7 @@ Value TileEmitter::reduceAdd(Value v) {
 Value TileEmitter::exp(Value v) { return math::ExpOp::create(l.b, l.loc, v); }
 
 Value TileEmitter::max(Value a, Value b) {
-  return arith::MaximumFOp::create(l.b, l.loc, a, b);
+  return arith::MaximumFOp::create(l.b, l.loc, a, b, maxFlags());
 }
 
 Value TileEmitter::add(Value a, Value b) {
@@ -171,8 +187,18 @@ void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
   });
 }
 
-SmallVector<Value> TileEmitter::scoreTile(Value a, ArrayRef<Value> aRowBase,
-                                          Value panel, Value panelBase) {
+void TileEmitter::packRows(Value src, ArrayRef<Value> srcRowBase, Value dst,
+                           Value dstBase) {
+  l.forLoop(l.index(0), l.index(t.headDim), [&](Value d) {
+    Value dstRow = l.add(dstBase, l.mul(d, l.index(t.rows)));
+    for (int64_t r = 0; r < t.rows; ++r)
+      l.store(l.load(src, l.add(srcRowBase[r], d)), dst,
+              l.add(dstRow, l.index(r)));
+  });
+}
+
+SmallVector<Value> TileEmitter::scoreTile(Value a, Value aBase, Value panel,
+                                          Value panelBase) {
   Value cols = l.index(t.cols);
   SmallVector<Value> init(t.rows * 2, splatF32(0.0));
   return l.forLoop(l.index(0), l.index(t.headDim), init,
@@ -180,9 +206,10 @@ SmallVector<Value> TileEmitter::scoreTile(Value a, ArrayRef<Value> aRowBase,
                      Value panelRow = l.add(panelBase, l.mul(d, cols));
                      Value b0 = load(panel, panelRow);
                      Value b1 = load(panel, l.add(panelRow, l.index(t.vl)));
+                     Value aRow = l.add(aBase, l.mul(d, l.index(t.rows)));
                      SmallVector<Value> accOut;
                      for (int64_t r = 0; r < t.rows; ++r) {
-                       Value av = splat(l.load(a, l.add(aRowBase[r], d)));
+                       Value av = splat(l.load(a, l.add(aRow, l.index(r))));
                        accOut.push_back(fma(av, b0, accIn[2 * r]));
                        accOut.push_back(fma(av, b1, accIn[2 * r + 1]));
                      }

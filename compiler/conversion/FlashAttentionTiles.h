@@ -57,9 +57,14 @@ public:
   void packTransposed(Value src, Value dst, Value groups, Value len,
                       Value panels);
 
-  /// A score tile: acc[r * 2 + v] = sum_{d < dh} a[aRowBase[r] + d] *
-  /// panel[panelBase + d * cols + v * vl + lane].
-  SmallVector<Value> scoreTile(Value a, ArrayRef<Value> aRowBase, Value panel,
+  /// dst[dstBase + d * rows + r] = src[srcRowBase[r] + d]: a score tile's
+  /// rows, transposed.
+  void packRows(Value src, ArrayRef<Value> srcRowBase, Value dst,
+                Value dstBase);
+
+  /// A score tile: acc[r * 2 + v] = sum_{d < dh} a[aBase + d * rows + r] *
+  /// panel[panelBase + d * cols + v * vl + lane], with `a` from packRows.
+  SmallVector<Value> scoreTile(Value a, Value aBase, Value panel,
                                Value panelBase);
 
   /// acc[accBase + r * paddedDh + c] = (rowScale ? acc * rowScale[r] : acc)
@@ -92,6 +97,10 @@ public:
   Value loadHeadVector(Value flat, Value base, int64_t vec);
   /// Same, storing.
   void storeHeadVector(Value value, Value flat, Value base, int64_t vec);
+  /// [scalars..., pad...]: one lane per tile row.
+  Value fromRows(ArrayRef<Value> scalars, double pad);
+  /// Lane `lane` of `v`, as a scalar.
+  Value lane(Value v, int64_t lane);
   Value reduceMax(Value v);
   Value reduceAdd(Value v);
   Value exp(Value v);
