@@ -118,20 +118,21 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
     Value querySplatLast = e.splatIndex(lastQuery);
     l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
       Value j0 = l.add(firstKey, l.mul(tile, l.index(t.rows)));
-      SmallVector<Value> kvBase, outBase, exists, queryFloor;
+      SmallVector<Value> outBase, exists, queryFloor;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value key = l.add(j0, l.index(r));
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, p.keyLen));
-        Value clamped = l.minIdx(key, l.sub(p.keyLen, one));
-        kvBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), clamped), dh));
         outBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), key), dh));
         // The first query that sees key `key`.
         queryFloor.push_back(e.splatIndex(p.causal ? key : l.index(0)));
       }
       e.zeroRows(scratch, dvAcc);
       e.zeroRows(scratch, dkAcc);
-      e.packRows(p.k.flat, kvBase, scratch, keyTile);
-      e.packRows(p.v.flat, kvBase, scratch, valueTile);
+      Value groupRows = l.mul(l.mul(group, p.keyLen), dh);
+      auto [kFlat, kTile] =
+          e.tileRows(p.k.flat, groupRows, j0, p.keyLen, scratch, keyTile);
+      auto [vFlat, vTile] =
+          e.tileRows(p.v.flat, groupRows, j0, p.keyLen, scratch, valueTile);
 
       auto body = [&](Value panel, bool masked) {
         Value i0 = l.mul(panel, cols);
@@ -139,7 +140,7 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
                                 l.index(t.headDim * t.cols));
         // P^T: keys as rows, queries as lanes.
         SmallVector<Value> s =
-            e.scoreTile(scratch, keyTile, p.packedQ.flat, panelBase);
+            e.scoreTile(kFlat, kTile, p.packedQ.flat, panelBase);
         Value lanes[2], lse[2];
         for (int w = 0; w < 2; ++w) {
           lanes[w] = e.laneIndices(l.add(i0, l.index(w * t.vl)));
@@ -162,7 +163,7 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
           }
         // dP^T, then dS^T = scale * P^T * (dP^T - D).
         SmallVector<Value> dp =
-            e.scoreTile(scratch, valueTile, p.packedDOut.flat, panelBase);
+            e.scoreTile(vFlat, vTile, p.packedDOut.flat, panelBase);
         Value delta[2];
         for (int w = 0; w < 2; ++w)
           delta[w] =
@@ -233,13 +234,12 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
     Value keyBase = l.mul(group, p.keyLen);
     l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
       Value i0 = l.add(firstRow, l.mul(tile, l.index(t.rows)));
-      SmallVector<Value> rowBase, outBase, exists, keyLimit, lse, delta;
+      SmallVector<Value> outBase, exists, keyLimit, lse, delta;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value row = l.add(i0, l.index(r));
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, p.seq));
         Value clamped =
             l.add(l.mul(group, p.seq), l.minIdx(row, l.sub(p.seq, one)));
-        rowBase.push_back(l.mul(clamped, dh));
         outBase.push_back(l.mul(l.add(l.mul(group, p.seq), row), dh));
         keyLimit.push_back(
             e.splatIndex(p.causal ? l.minIdx(row, lastKey) : lastKey));
@@ -247,15 +247,18 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
         delta.push_back(e.splat(l.load(p.delta.flat, clamped)));
       }
       e.zeroRows(scratch, dqAcc);
-      e.packRows(p.q.flat, rowBase, scratch, queryTile);
-      e.packRows(p.dOut.flat, rowBase, scratch, dOutTile);
+      Value groupRows = l.mul(l.mul(group, p.seq), dh);
+      auto [qFlat, qTile] =
+          e.tileRows(p.q.flat, groupRows, i0, p.seq, scratch, queryTile);
+      auto [dOutFlat, dOutRows] =
+          e.tileRows(p.dOut.flat, groupRows, i0, p.seq, scratch, dOutTile);
 
       auto body = [&](Value keyTile, bool masked) {
         Value j0 = l.mul(keyTile, cols);
         Value panelBase = l.mul(l.add(l.mul(group, p.keyPanels), keyTile),
                                 l.index(t.headDim * t.cols));
         SmallVector<Value> s =
-            e.scoreTile(scratch, queryTile, p.packedK.flat, panelBase);
+            e.scoreTile(qFlat, qTile, p.packedK.flat, panelBase);
         Value lanes[2] = {e.laneIndices(j0),
                           e.laneIndices(l.add(j0, l.index(t.vl)))};
         Value zero = e.splatF32(0.0);
@@ -270,7 +273,7 @@ void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
                     l.add(dScores, l.index(r * t.cols + w * t.vl)));
           }
         SmallVector<Value> dp =
-            e.scoreTile(scratch, dOutTile, p.packedV.flat, panelBase);
+            e.scoreTile(dOutFlat, dOutRows, p.packedV.flat, panelBase);
         for (int64_t r = 0; r < t.rows; ++r)
           for (int w = 0; w < 2; ++w) {
             Value at = l.add(dScores, l.index(r * t.cols + w * t.vl));

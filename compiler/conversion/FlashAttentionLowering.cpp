@@ -98,21 +98,19 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
     Value keyBase = l.mul(group, keyLen);
     l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
       Value i0 = l.add(firstRow, l.mul(tile, l.index(t.rows)));
-      SmallVector<Value> rowIdx, qBase, outBase, exists, keyLimit;
+      SmallVector<Value> rowIdx, outBase, exists, keyLimit;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value row = l.add(i0, l.index(r));
         rowIdx.push_back(row);
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, seq));
-        // Rows past the end compute on a copy of the last row, unstored.
-        Value clamped = l.minIdx(row, l.sub(seq, one));
-        qBase.push_back(l.mul(l.add(l.mul(group, seq), clamped), dh));
         outBase.push_back(l.mul(l.add(l.mul(group, seq), row), dh));
         // The last key row r sees.
         keyLimit.push_back(
             e.splatIndex(causal ? l.minIdx(row, lastKey) : lastKey));
       }
       e.zeroRows(scratch.flat, accBase);
-      e.packRows(q.flat, qBase, scratch.flat, queryTile);
+      auto [qFlat, qTile] = e.tileRows(q.flat, l.mul(l.mul(group, seq), dh), i0,
+                                       seq, scratch.flat, queryTile);
 
       Value keyTiles = l.divUp(keyLen, t.cols);
       Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), seq), one);
@@ -138,7 +136,7 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
               Value panelBase = l.mul(l.add(l.mul(group, panels), tileIdx),
                                       l.index(headDim * t.cols));
               SmallVector<Value> acc =
-                  e.scoreTile(scratch.flat, queryTile, packedK.flat, panelBase);
+                  e.scoreTile(qFlat, qTile, packedK.flat, panelBase);
               Value scaleV = e.splatF32(scale);
               Value minusInf = e.splatF32(kMinusInf);
               Value lanes[2] = {e.laneIndices(j0),

@@ -187,14 +187,26 @@ void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
   });
 }
 
-void TileEmitter::packRows(Value src, ArrayRef<Value> srcRowBase, Value dst,
-                           Value dstBase) {
-  l.forLoop(l.index(0), l.index(t.headDim), [&](Value d) {
-    Value dstRow = l.add(dstBase, l.mul(d, l.index(t.rows)));
-    for (int64_t r = 0; r < t.rows; ++r)
-      l.store(l.load(src, l.add(srcRowBase[r], d)), dst,
-              l.add(dstRow, l.index(r)));
+std::pair<Value, Value> TileEmitter::tileRows(Value src, Value groupBase,
+                                              Value first, Value len,
+                                              Value scratch,
+                                              Value scratchBase) {
+  Value dh = l.index(t.headDim);
+  Value end = l.add(first, l.index(t.rows));
+  Value full = cmpI(arith::CmpIPredicate::sle, end, len);
+  ifThen(cmpI(arith::CmpIPredicate::sgt, end, len), [&] {
+    Value last = l.sub(len, l.index(1));
+    for (int64_t r = 0; r < t.rows; ++r) {
+      Value row = l.minIdx(l.add(first, l.index(r)), last);
+      Value from = l.add(groupBase, l.mul(row, dh));
+      Value to = l.add(scratchBase, l.index(r * t.headDim));
+      for (int64_t vec = 0; vec < t.headVecs; ++vec)
+        storeHeadVector(loadHeadVector(src, from, vec), scratch, to, vec);
+    }
   });
+  Value flat = select(full, src, scratch);
+  Value base = select(full, l.add(groupBase, l.mul(first, dh)), scratchBase);
+  return {flat, base};
 }
 
 SmallVector<Value> TileEmitter::scoreTile(Value a, Value aBase, Value panel,
@@ -206,10 +218,11 @@ SmallVector<Value> TileEmitter::scoreTile(Value a, Value aBase, Value panel,
                      Value panelRow = l.add(panelBase, l.mul(d, cols));
                      Value b0 = load(panel, panelRow);
                      Value b1 = load(panel, l.add(panelRow, l.index(t.vl)));
-                     Value aRow = l.add(aBase, l.mul(d, l.index(t.rows)));
+                     Value aRow = l.add(aBase, d);
                      SmallVector<Value> accOut;
                      for (int64_t r = 0; r < t.rows; ++r) {
-                       Value av = splat(l.load(a, l.add(aRow, l.index(r))));
+                       Value av = splat(
+                           l.load(a, l.add(aRow, l.index(r * t.headDim))));
                        accOut.push_back(fma(av, b0, accIn[2 * r]));
                        accOut.push_back(fma(av, b1, accIn[2 * r + 1]));
                      }

@@ -8,7 +8,9 @@
 //   computed as `rows x 2` vector accumulators: per d, two vector loads of
 //   a panel packed transposed [d][cols] and one broadcast per row, then
 //   `rows * 2` FMAs (the matmul micro-kernel's shape; no horizontal dot
-//   products).
+//   products). The rows are read where they are, `dh` apart, so one
+//   address and constant offsets reach them; only a tile that runs past
+//   the last row reads a copy in scratch.
 // - A *row accumulator* is `rows` rows of width dh in scratch, updated as
 //   acc[r] = acc[r] * rowScale[r] + sum_j coef[r][j] * src[j] with the
 //   coefficients (probabilities, or score gradients) stored by the score
@@ -57,13 +59,16 @@ public:
   void packTransposed(Value src, Value dst, Value groups, Value len,
                       Value panels);
 
-  /// dst[dstBase + d * rows + r] = src[srcRowBase[r] + d]: a score tile's
-  /// rows, transposed.
-  void packRows(Value src, ArrayRef<Value> srcRowBase, Value dst,
-                Value dstBase);
+  /// Where the `rows` rows from row `first` of a [len, dh] matrix at
+  /// `groupBase` in `src` are: (flat, base) with row r at base + r * dh.
+  /// When some are past `len`, a copy at `scratchBase` in `scratch` (dh
+  /// apart) that repeats the last row.
+  std::pair<Value, Value> tileRows(Value src, Value groupBase, Value first,
+                                   Value len, Value scratch, Value scratchBase);
 
-  /// A score tile: acc[r * 2 + v] = sum_{d < dh} a[aBase + d * rows + r] *
-  /// panel[panelBase + d * cols + v * vl + lane], with `a` from packRows.
+  /// A score tile: acc[r * 2 + v] = sum_{d < dh} a[aBase + r * dh + d] *
+  /// panel[panelBase + d * cols + v * vl + lane], with (a, aBase) from
+  /// tileRows.
   SmallVector<Value> scoreTile(Value a, Value aBase, Value panel,
                                Value panelBase);
 
