@@ -1,25 +1,22 @@
 //===- FlashAttentionGradLowering.cpp - tfc.flash_attention_grad -*- C++ -*-=//
 //
 // The gradient of flash attention without atomics, so results do not
-// depend on the thread count: every output row is summed by one parallel
-// iteration, in a fixed order. With P = exp(scale * Q K^T - lse) (0 where
+// depend on the thread count. With P = exp(scale * Q K^T - lse) (0 where
 // masked), D = rowsum(dO * O) and dS = scale * P * (dO V^T - D):
 //
-// 0. Pack Q, dO, K and V per head transposed into panels [len / cols][dh]
-//    [cols]; D per query row.
-// 1. Key sweep, one parallel iteration per (batch * head, block of keys):
-//    per tile of `rows` keys, over the query tiles that see them (from the
-//    diagonal on under a causal mask), recompute P^T = exp(scale * K Q^T -
-//    lse) and dP^T = V dO^T in registers, then dV += P^T dO and
-//    dK += dS^T Q in scratch rows.
-// 2. Query sweep, one parallel iteration per (batch * head, block of
-//    queries): per tile of `rows` queries, over the key tiles up to the
-//    diagonal, recompute P and dP, then dQ += dS K.
+// 0. Pack Q and dO per head transposed into panels [s / cols][dh][cols];
+//    D per query row.
+// 1. One parallel iteration per (batch * head): per tile of `rows` keys, in
+//    order, over the query tiles that see them (from the diagonal on under
+//    a causal mask), recompute P^T = exp(scale * K Q^T - lse) and
+//    dP^T = V dO^T in registers, then dV += P^T dO and dK += dS^T Q in
+//    scratch rows, and dQ += dS K into the head's dq rows. Only this
+//    iteration writes them, in key-tile order: every sum has one order.
 //
-// Recomputing S and dP in both sweeps costs two tile products more than a
-// single sweep with atomic dQ updates; it buys determinism and no [s, t]
-// buffer. Workspace: four packed copies of the operands, D, and per
-// iteration a few tiles: linear in the sequence lengths.
+// Each product is computed once (five tile products per tile pair, as with
+// atomic dQ updates); the parallelism is batch * heads. Workspace: two
+// packed copies of the operands, D, and per iteration a few tiles: linear
+// in the sequence lengths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,25 +32,18 @@ namespace {
 /// Floats rounded up to whole cache lines.
 int64_t cacheLines(int64_t floats) { return (floats + 15) / 16 * 16; }
 
-/// Scratch of one key-sweep iteration: P^T and dS^T tiles, dV and dK rows,
-/// the key and value rows transposed.
-int64_t keySweepScratch(const TileShape &t) {
+/// Scratch of one iteration: P^T and dS^T tiles, dV and dK rows, the key
+/// and value rows of a partial tile.
+int64_t sweepScratch(const TileShape &t) {
   return cacheLines(2 * t.rows * t.cols + 2 * t.rows * t.paddedHeadDim() +
-                    2 * t.rows * t.headDim);
-}
-
-/// Scratch of one query-sweep iteration: the P / dS tile, dQ rows, the
-/// query and dO rows transposed.
-int64_t querySweepScratch(const TileShape &t) {
-  return cacheLines(t.rows * t.cols + t.rows * t.paddedHeadDim() +
                     2 * t.rows * t.headDim);
 }
 
 /// The buffers and sizes both sweeps read.
 struct GradProblem {
   Buffer q, k, v, lse, dOut;
-  Buffer packedQ, packedDOut, packedK, packedV, delta;
-  Value seq, keyLen, groups, queryPanels, keyPanels;
+  Buffer packedQ, packedDOut, delta;
+  Value seq, keyLen, groups, queryPanels;
   double scale;
   bool causal;
 };
@@ -87,37 +77,37 @@ void emitDelta(TileEmitter &e, const Buffer &out, const Buffer &dOut,
   });
 }
 
-/// Sweep 1: dK and dV, one parallel iteration per block of keys.
-void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
-                  Value scratch) {
+/// The sweep: dQ, dK and dV, one parallel iteration per (batch * head).
+void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
+               Value dv, Value scratch) {
   Lowering &l = e.l;
   OpBuilder &b = l.b;
   Location loc = l.loc;
   const TileShape &t = e.t;
   int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
   int64_t rowFloats = t.rows * t.headDim;
-  int64_t perIteration = keySweepScratch(t);
+  int64_t perIteration = sweepScratch(t);
   Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
-  Value blocks, iterations;
-  blocks = l.divUp(p.keyLen, t.blockRows);
-  iterations = l.mul(p.groups, blocks);
   Value lastQuery = l.sub(p.seq, one);
   Value scaleV = e.splatF32(p.scale);
-  l.parallelFor(iterations, [&](Value it) {
-    Value group = arith::DivUIOp::create(b, loc, it, blocks);
-    Value block = arith::RemUIOp::create(b, loc, it, blocks);
-    Value probs = l.mul(it, l.index(perIteration));
+  l.parallelFor(p.groups, [&](Value group) {
+    Value probs = l.mul(group, l.index(perIteration));
     Value dScores = l.add(probs, l.index(tileFloats));
     Value dvAcc = l.add(dScores, l.index(tileFloats));
     Value dkAcc = l.add(dvAcc, l.index(accFloats));
     Value keyTile = l.add(dkAcc, l.index(accFloats));
     Value valueTile = l.add(keyTile, l.index(rowFloats));
-    Value firstKey = l.mul(block, l.index(t.blockRows));
-    Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(p.keyLen, firstKey));
     Value queryBase = l.mul(group, p.seq);
     Value querySplatLast = e.splatIndex(lastQuery);
-    l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
-      Value j0 = l.add(firstKey, l.mul(tile, l.index(t.rows)));
+    // dQ is summed in place, tile by tile.
+    Value zero = e.splatF32(0.0);
+    l.forLoop(l.index(0), p.seq, [&](Value i) {
+      Value row = l.mul(l.add(queryBase, i), dh);
+      for (int64_t vec = 0; vec < t.headVecs; ++vec)
+        e.storeHeadVector(zero, dq, row, vec);
+    });
+    l.forLoop(l.index(0), l.divUp(p.keyLen, t.rows), [&](Value tile) {
+      Value j0 = l.mul(tile, l.index(t.rows));
       SmallVector<Value> outBase, exists, queryFloor;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value key = l.add(j0, l.index(r));
@@ -182,6 +172,7 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
                          rowsAt, count);
         e.accumulateRows(scratch, dkAcc, {}, scratch, dScores, p.q.flat, rowsAt,
                          count);
+        e.accumulateColumns(dq, rowsAt, count, scratch, dScores, kFlat, kTile);
       };
       // Query tiles: under a causal mask from the one holding query j0;
       // masked where a query precedes a key of the tile or is past the end.
@@ -203,106 +194,6 @@ void emitKeySweep(TileEmitter &e, const GradProblem &p, Value dk, Value dv,
       sweep(tailStart, queryTiles, /*masked=*/true);
       e.storeRows(scratch, dkAcc, {}, exists, dk, outBase);
       e.storeRows(scratch, dvAcc, {}, exists, dv, outBase);
-    });
-  });
-}
-
-/// Sweep 2: dQ, one parallel iteration per block of queries.
-void emitQuerySweep(TileEmitter &e, const GradProblem &p, Value dq,
-                    Value scratch) {
-  Lowering &l = e.l;
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  const TileShape &t = e.t;
-  int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
-  int64_t rowFloats = t.rows * t.headDim;
-  int64_t perIteration = querySweepScratch(t);
-  Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
-  Value blocks = l.divUp(p.seq, t.blockRows);
-  Value iterations = l.mul(p.groups, blocks);
-  Value lastKey = l.sub(p.keyLen, one);
-  Value scaleV = e.splatF32(p.scale);
-  l.parallelFor(iterations, [&](Value it) {
-    Value group = arith::DivUIOp::create(b, loc, it, blocks);
-    Value block = arith::RemUIOp::create(b, loc, it, blocks);
-    Value dScores = l.mul(it, l.index(perIteration));
-    Value dqAcc = l.add(dScores, l.index(tileFloats));
-    Value queryTile = l.add(dqAcc, l.index(accFloats));
-    Value dOutTile = l.add(queryTile, l.index(rowFloats));
-    Value firstRow = l.mul(block, l.index(t.blockRows));
-    Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(p.seq, firstRow));
-    Value keyBase = l.mul(group, p.keyLen);
-    l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
-      Value i0 = l.add(firstRow, l.mul(tile, l.index(t.rows)));
-      SmallVector<Value> outBase, exists, keyLimit, lse, delta;
-      for (int64_t r = 0; r < t.rows; ++r) {
-        Value row = l.add(i0, l.index(r));
-        exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, p.seq));
-        Value clamped =
-            l.add(l.mul(group, p.seq), l.minIdx(row, l.sub(p.seq, one)));
-        outBase.push_back(l.mul(l.add(l.mul(group, p.seq), row), dh));
-        keyLimit.push_back(
-            e.splatIndex(p.causal ? l.minIdx(row, lastKey) : lastKey));
-        lse.push_back(e.splat(l.load(p.lse.flat, clamped)));
-        delta.push_back(e.splat(l.load(p.delta.flat, clamped)));
-      }
-      e.zeroRows(scratch, dqAcc);
-      Value groupRows = l.mul(l.mul(group, p.seq), dh);
-      auto [qFlat, qTile] =
-          e.tileRows(p.q.flat, groupRows, i0, p.seq, scratch, queryTile);
-      auto [dOutFlat, dOutRows] =
-          e.tileRows(p.dOut.flat, groupRows, i0, p.seq, scratch, dOutTile);
-
-      auto body = [&](Value keyTile, bool masked) {
-        Value j0 = l.mul(keyTile, cols);
-        Value panelBase = l.mul(l.add(l.mul(group, p.keyPanels), keyTile),
-                                l.index(t.headDim * t.cols));
-        SmallVector<Value> s =
-            e.scoreTile(qFlat, qTile, p.packedK.flat, panelBase);
-        Value lanes[2] = {e.laneIndices(j0),
-                          e.laneIndices(l.add(j0, l.index(t.vl)))};
-        Value zero = e.splatF32(0.0);
-        for (int64_t r = 0; r < t.rows; ++r)
-          for (int w = 0; w < 2; ++w) {
-            Value prob = e.exp(e.sub(e.mul(s[2 * r + w], scaleV), lse[r]));
-            if (masked)
-              prob = e.select(
-                  e.cmpI(arith::CmpIPredicate::sgt, lanes[w], keyLimit[r]),
-                  zero, prob);
-            e.store(prob, scratch,
-                    l.add(dScores, l.index(r * t.cols + w * t.vl)));
-          }
-        SmallVector<Value> dp =
-            e.scoreTile(dOutFlat, dOutRows, p.packedV.flat, panelBase);
-        for (int64_t r = 0; r < t.rows; ++r)
-          for (int w = 0; w < 2; ++w) {
-            Value at = l.add(dScores, l.index(r * t.cols + w * t.vl));
-            Value prob = e.load(scratch, at);
-            e.store(e.mul(e.mul(prob, e.sub(dp[2 * r + w], delta[r])), scaleV),
-                    scratch, at);
-          }
-        Value count = masked ? l.minIdx(cols, l.sub(p.keyLen, j0)) : cols;
-        e.accumulateRows(scratch, dqAcc, {}, scratch, dScores, p.k.flat,
-                         l.mul(l.add(keyBase, j0), dh), count);
-      };
-      // The forward's key tiles: unmasked below the first row's diagonal,
-      // none past the last row's.
-      Value keyTiles = l.divUp(p.keyLen, t.cols);
-      Value fullTiles = arith::DivUIOp::create(b, loc, p.keyLen, cols);
-      Value endTile = keyTiles;
-      if (p.causal) {
-        Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), p.seq), one);
-        fullTiles = l.minIdx(
-            fullTiles, arith::DivUIOp::create(b, loc, l.add(i0, one), cols));
-        endTile =
-            l.minIdx(keyTiles,
-                     l.add(arith::DivUIOp::create(b, loc, lastRow, cols), one));
-      }
-      l.forLoop(l.index(0), fullTiles,
-                [&](Value kt) { body(kt, /*masked=*/false); });
-      l.forLoop(fullTiles, endTile,
-                [&](Value kt) { body(kt, /*masked=*/true); });
-      e.storeRows(scratch, dqAcc, {}, exists, dq, outBase);
     });
   });
 }
@@ -330,25 +221,16 @@ LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
   Buffer dk = l.allocateResult(op.getKeyGrad(), p.k.dims);
   Buffer dv = l.allocateResult(op.getValueGrad(), p.v.dims);
 
-  Value keyIterations, queryIterations;
   l.atAllocationPoint([&] {
     p.groups = l.mul(p.q.dims[0], p.q.dims[1]);
     p.queryPanels = l.divUp(p.seq, t.cols);
-    p.keyPanels = l.divUp(p.keyLen, t.cols);
-    keyIterations = l.mul(p.groups, l.divUp(p.keyLen, t.blockRows));
-    queryIterations = l.mul(p.groups, l.divUp(p.seq, t.blockRows));
   });
   Type f32 = l.b.getF32Type();
   Value panelFloats = l.allocIndex(headDim * t.cols);
   p.packedQ = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
   p.packedDOut = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
-  p.packedK = l.allocate(f32, {p.groups, p.keyPanels, panelFloats});
-  p.packedV = l.allocate(f32, {p.groups, p.keyPanels, panelFloats});
   p.delta = l.allocate(f32, {p.groups, p.seq});
-  Buffer keyScratch =
-      l.allocate(f32, {keyIterations, l.allocIndex(keySweepScratch(t))});
-  Buffer queryScratch =
-      l.allocate(f32, {queryIterations, l.allocIndex(querySweepScratch(t))});
+  Buffer scratch = l.allocate(f32, {p.groups, l.allocIndex(sweepScratch(t))});
   if (l.sizeOnly())
     return success();
 
@@ -356,10 +238,7 @@ LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
   e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
   e.packTransposed(p.dOut.flat, p.packedDOut.flat, p.groups, p.seq,
                    p.queryPanels);
-  e.packTransposed(p.k.flat, p.packedK.flat, p.groups, p.keyLen, p.keyPanels);
-  e.packTransposed(p.v.flat, p.packedV.flat, p.groups, p.keyLen, p.keyPanels);
   emitDelta(e, out, p.dOut, p.delta.flat, l.mul(p.groups, p.seq));
-  emitKeySweep(e, p, dk.flat, dv.flat, keyScratch.flat);
-  emitQuerySweep(e, p, dq.flat, queryScratch.flat);
+  emitSweep(e, p, dq.flat, dk.flat, dv.flat, scratch.flat);
   return success();
 }

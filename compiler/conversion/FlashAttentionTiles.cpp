@@ -195,13 +195,17 @@ std::pair<Value, Value> TileEmitter::tileRows(Value src, Value groupBase,
   Value end = l.add(first, l.index(t.rows));
   Value full = cmpI(arith::CmpIPredicate::sle, end, len);
   ifThen(cmpI(arith::CmpIPredicate::sgt, end, len), [&] {
+    // Zero rows: their scores are finite and their products vanish.
     Value last = l.sub(len, l.index(1));
+    Value zero = splatF32(0.0);
     for (int64_t r = 0; r < t.rows; ++r) {
-      Value row = l.minIdx(l.add(first, l.index(r)), last);
-      Value from = l.add(groupBase, l.mul(row, dh));
+      Value row = l.add(first, l.index(r));
+      Value exists = cmpI(arith::CmpIPredicate::slt, row, len);
+      Value from = l.add(groupBase, l.mul(l.minIdx(row, last), dh));
       Value to = l.add(scratchBase, l.index(r * t.headDim));
       for (int64_t vec = 0; vec < t.headVecs; ++vec)
-        storeHeadVector(loadHeadVector(src, from, vec), scratch, to, vec);
+        storeHeadVector(select(exists, loadHeadVector(src, from, vec), zero),
+                        scratch, to, vec);
     }
   });
   Value flat = select(full, src, scratch);
@@ -270,6 +274,34 @@ void TileEmitter::accumulateRows(Value acc, Value accBase,
     for (int64_t r = 0; r < t.rows; ++r)
       for (int64_t w = 0; w < width; ++w)
         store(result[r * width + w], acc, accIndex(r, w));
+  }
+}
+
+void TileEmitter::accumulateColumns(Value acc, Value accBase, Value count,
+                                    Value coef, Value coefBase, Value src,
+                                    Value srcBase) {
+  Value dh = l.index(t.headDim);
+  for (int64_t c0 = 0; c0 < t.headVecs; c0 += t.chunkVecs) {
+    int64_t width = std::min(t.chunkVecs, t.headVecs - c0);
+    SmallVector<Value> s;
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t w = 0; w < width; ++w)
+        s.push_back(loadHeadVector(src, l.add(srcBase, l.index(r * t.headDim)),
+                                   c0 + w));
+    l.forLoop(l.index(0), count, [&](Value c) {
+      Value row = l.add(accBase, l.mul(c, dh));
+      SmallVector<Value> a;
+      for (int64_t w = 0; w < width; ++w)
+        a.push_back(loadHeadVector(acc, row, c0 + w));
+      for (int64_t r = 0; r < t.rows; ++r) {
+        Value k =
+            splat(l.load(coef, l.add(coefBase, l.add(l.index(r * t.cols), c))));
+        for (int64_t w = 0; w < width; ++w)
+          a[w] = fma(k, s[r * width + w], a[w]);
+      }
+      for (int64_t w = 0; w < width; ++w)
+        storeHeadVector(a[w], acc, row, c0 + w);
+    });
   }
 }
 

@@ -62,7 +62,7 @@ public:
   /// Where the `rows` rows from row `first` of a [len, dh] matrix at
   /// `groupBase` in `src` are: (flat, base) with row r at base + r * dh.
   /// When some are past `len`, a copy at `scratchBase` in `scratch` (dh
-  /// apart) that repeats the last row.
+  /// apart) whose rows past `len` are 0.
   std::pair<Value, Value> tileRows(Value src, Value groupBase, Value first,
                                    Value len, Value scratch, Value scratchBase);
 
@@ -78,6 +78,13 @@ public:
   void accumulateRows(Value acc, Value accBase, ArrayRef<Value> rowScale,
                       Value coef, Value coefBase, Value src, Value srcBase,
                       Value count);
+
+  /// acc[accBase + c * dh + d] += sum_{r < rows} coef[coefBase + r * cols +
+  /// c] * src[srcBase + r * dh + d] for c < count, d < dh: the transposed
+  /// update (a tile's columns are the rows it updates), with the `rows`
+  /// source rows held in registers.
+  void accumulateColumns(Value acc, Value accBase, Value count, Value coef,
+                         Value coefBase, Value src, Value srcBase);
 
   /// Zeroes `rows` accumulator rows at accBase.
   void zeroRows(Value acc, Value accBase);
