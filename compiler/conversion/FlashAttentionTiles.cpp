@@ -12,8 +12,10 @@ TileShape::TileShape(int64_t vectorWidth, int64_t headDim)
     : vl(vectorWidth),
       // The matmul micro-kernel's blocking: rows * 2 accumulators leave
       // registers for the panel vectors and the broadcast (AVX-512: 16 of
-      // 32; AVX2: 12 of 16).
-      rows(vectorWidth >= 16 ? 8 : 6), cols(2 * vectorWidth),
+      // 32; AVX2: 12 of 16). At most one row per lane: the online softmax
+      // keeps a row's state in one lane (SSE: 4 rows).
+      rows(vectorWidth >= 16 ? 8 : std::min<int64_t>(6, vectorWidth)),
+      cols(2 * vectorWidth),
       // Eight tiles per parallel iteration: enough iterations to balance
       // two threads at seq 256, few enough that per-iteration scratch
       // stays small.
