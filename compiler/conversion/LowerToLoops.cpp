@@ -627,6 +627,9 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
       .Case([&](ResidualNormGradOp o) { return lowerResidualNormGrad(o, l); })
       .Case([&](LossHeadOp o) { return lowerLossHead(o, l); })
       .Case([&](ScaleByOp o) { return lowerScaleBy(o, l); })
+      .Case([&](FlashAttentionOp o) { return lowerFlashAttention(o, l); })
+      .Case(
+          [&](FlashAttentionGradOp o) { return lowerFlashAttentionGrad(o, l); })
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
       });

@@ -85,6 +85,9 @@ LogicalResult lowerResidualNorm(ResidualNormOp op, Lowering &l);
 LogicalResult lowerResidualNormGrad(ResidualNormGradOp op, Lowering &l);
 LogicalResult lowerLossHead(LossHeadOp op, Lowering &l);
 LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
+// Fused attention (FlashAttentionLowering.cpp, FlashAttentionGradLowering.cpp).
+LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
+LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
 
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.

@@ -25,6 +25,9 @@ ArrayRef<tfc::FusionInfo> tfc::allFusions() {
        createTfcFuseResidualNorm},
       {"loss-head", "head matmul + cross-entropy -> tfc.loss_head",
        createTfcFuseLossHead},
+      {"attention",
+       "scores, scale, mask, softmax and context -> flash_attention",
+       createTfcFuseAttention},
   };
   return fusions;
 }

@@ -190,4 +190,35 @@ def TfcFuseLossHead : Pass<"tfc-fuse-loss-head", "ModuleOp"> {
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
+def TfcFuseAttention : Pass<"tfc-fuse-attention", "ModuleOp"> {
+  let summary = "Fuses scores, scale, mask, softmax and context into "
+                "tfc.flash_attention";
+  let description = [{
+    Rewrites attention as the frontend writes it, one op per step of the
+    math, into one flash-style op that never materialises the [s, t]
+    scores: `attention_context(softmax([mask](scale(attention_scores(q,
+    k)))), v)`, where the mask (bidirectional when absent) and the scale
+    (1 when absent) are optional and every intermediate has no other use.
+    Self- and cross-attention alike (key length t may differ from s). The
+    fused op's gradient rule builds `tfc.flash_attention_grad`, so backward
+    is fused too once tfc-derive-backward runs.
+
+    Before:
+    ```mlir
+    %s = tfc.attention_scores %q, %k : (...) -> tensor<?x12x?x?xf32>
+    %t = tfc.scale %s by 1.250000e-01 : tensor<?x12x?x?xf32>
+    %m = tfc.mask #tfc.mask<causal> %t : tensor<?x12x?x?xf32>
+    %p = tfc.softmax %m : tensor<?x12x?x?xf32>
+    %o = tfc.attention_context %p, %v : (...) -> tensor<?x12x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %o, %lse = tfc.flash_attention #tfc.mask<causal> %q, %k, %v
+        scale 1.250000e-01 {tfc.fused = "attention"}
+        : (...) -> (tensor<?x12x?x64xf32>, tensor<?x12x?xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 #endif // TFC_TRANSFORMS_PASSES_TD

@@ -248,5 +248,6 @@ include "tfc/Dialect/TfcGradOps.td"
 include "tfc/Dialect/TfcLinearFusionOps.td"
 include "tfc/Dialect/TfcResidualNormOps.td"
 include "tfc/Dialect/TfcLossHeadOps.td"
+include "tfc/Dialect/TfcAttentionOps.td"
 
 #endif // TFC_OPS_TD

@@ -1,0 +1,244 @@
+//===- FlashAttentionGradLowering.cpp - tfc.flash_attention_grad -*- C++ -*-=//
+//
+// The gradient of flash attention without atomics, so results do not
+// depend on the thread count. With P = exp(scale * Q K^T - lse) (0 where
+// masked), D = rowsum(dO * O) and dS = scale * P * (dO V^T - D):
+//
+// 0. Pack Q and dO per head transposed into panels [s / cols][dh][cols];
+//    D per query row.
+// 1. One parallel iteration per (batch * head): per tile of `rows` keys, in
+//    order, over the query tiles that see them (from the diagonal on under
+//    a causal mask), recompute P^T = exp(scale * K Q^T - lse) and
+//    dP^T = V dO^T in registers, then dV += P^T dO and dK += dS^T Q in
+//    scratch rows, and dQ += dS K into the head's dq rows. Only this
+//    iteration writes them, in key-tile order: every sum has one order.
+//
+// Each product is computed once (five tile products per tile pair, as with
+// atomic dQ updates); the parallelism is batch * heads. Workspace: two
+// packed copies of the operands, D, and per iteration a few tiles: linear
+// in the sequence lengths.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/FlashAttentionTiles.h"
+#include "conversion/LoweringPatterns.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::flash;
+
+namespace {
+
+/// Floats rounded up to whole cache lines.
+int64_t cacheLines(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+/// Scratch of one iteration: P^T and dS^T tiles, dV and dK rows, the key
+/// and value rows of a partial tile.
+int64_t sweepScratch(const TileShape &t) {
+  return cacheLines(2 * t.rows * t.cols + 2 * t.rows * t.paddedHeadDim() +
+                    2 * t.rows * t.headDim);
+}
+
+/// The buffers and sizes both sweeps read.
+struct GradProblem {
+  Buffer q, k, v, lse, dOut;
+  Buffer packedQ, packedDOut, delta;
+  Value seq, keyLen, groups, queryPanels;
+  double scale;
+  bool causal;
+};
+
+/// Vector `w` of a tile's `cols` lanes of a per-query row vector (lse, D)
+/// starting at query `i0`; lanes at or past `seq` read 0 when `masked`.
+Value loadQueryLanes(TileEmitter &e, Value flat, Value rowBase, Value i0,
+                     Value seq, int w, bool masked) {
+  Lowering &l = e.l;
+  Value first = l.add(i0, l.index(w * e.t.vl));
+  Value index = l.add(rowBase, first);
+  if (!masked)
+    return e.load(flat, index);
+  Value mask = vector::CreateMaskOp::create(l.b, l.loc, e.maskType,
+                                            ValueRange{l.sub(seq, first)});
+  return vector::MaskedLoadOp::create(l.b, l.loc, e.vecType, flat,
+                                      ValueRange{index}, mask, e.splatF32(0.0));
+}
+
+/// D[row] = sum_d dO[row, d] * O[row, d], one parallel iteration per row.
+void emitDelta(TileEmitter &e, const Buffer &out, const Buffer &dOut,
+               Value delta, Value rows) {
+  Lowering &l = e.l;
+  l.parallelFor(rows, [&](Value row) {
+    Value base = l.mul(row, l.index(e.t.headDim));
+    Value sum = e.splatF32(0.0);
+    for (int64_t vec = 0; vec < e.t.headVecs; ++vec)
+      sum = e.fma(e.loadHeadVector(dOut.flat, base, vec),
+                  e.loadHeadVector(out.flat, base, vec), sum);
+    l.store(e.reduceAdd(sum), delta, row);
+  });
+}
+
+/// The sweep: dQ, dK and dV, one parallel iteration per (batch * head).
+void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
+               Value dv, Value scratch) {
+  Lowering &l = e.l;
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  const TileShape &t = e.t;
+  int64_t tileFloats = t.rows * t.cols, accFloats = t.rows * t.paddedHeadDim();
+  int64_t rowFloats = t.rows * t.headDim;
+  int64_t perIteration = sweepScratch(t);
+  Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
+  Value lastQuery = l.sub(p.seq, one);
+  Value scaleV = e.splatF32(p.scale);
+  l.parallelFor(p.groups, [&](Value group) {
+    Value probs = l.mul(group, l.index(perIteration));
+    Value dScores = l.add(probs, l.index(tileFloats));
+    Value dvAcc = l.add(dScores, l.index(tileFloats));
+    Value dkAcc = l.add(dvAcc, l.index(accFloats));
+    Value keyTile = l.add(dkAcc, l.index(accFloats));
+    Value valueTile = l.add(keyTile, l.index(rowFloats));
+    Value queryBase = l.mul(group, p.seq);
+    Value querySplatLast = e.splatIndex(lastQuery);
+    // dQ is summed in place, tile by tile.
+    Value zero = e.splatF32(0.0);
+    l.forLoop(l.index(0), p.seq, [&](Value i) {
+      Value row = l.mul(l.add(queryBase, i), dh);
+      for (int64_t vec = 0; vec < t.headVecs; ++vec)
+        e.storeHeadVector(zero, dq, row, vec);
+    });
+    l.forLoop(l.index(0), l.divUp(p.keyLen, t.rows), [&](Value tile) {
+      Value j0 = l.mul(tile, l.index(t.rows));
+      SmallVector<Value> outBase, exists, queryFloor;
+      for (int64_t r = 0; r < t.rows; ++r) {
+        Value key = l.add(j0, l.index(r));
+        exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, p.keyLen));
+        outBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), key), dh));
+        // The first query that sees key `key`.
+        queryFloor.push_back(e.splatIndex(p.causal ? key : l.index(0)));
+      }
+      e.zeroRows(scratch, dvAcc);
+      e.zeroRows(scratch, dkAcc);
+      Value groupRows = l.mul(l.mul(group, p.keyLen), dh);
+      auto [kFlat, kTile] =
+          e.tileRows(p.k.flat, groupRows, j0, p.keyLen, scratch, keyTile);
+      auto [vFlat, vTile] =
+          e.tileRows(p.v.flat, groupRows, j0, p.keyLen, scratch, valueTile);
+
+      auto body = [&](Value panel, bool masked) {
+        Value i0 = l.mul(panel, cols);
+        Value panelBase = l.mul(l.add(l.mul(group, p.queryPanels), panel),
+                                l.index(t.headDim * t.cols));
+        // P^T: keys as rows, queries as lanes.
+        SmallVector<Value> s =
+            e.scoreTile(kFlat, kTile, p.packedQ.flat, panelBase);
+        Value lanes[2], lse[2];
+        for (int w = 0; w < 2; ++w) {
+          lanes[w] = e.laneIndices(l.add(i0, l.index(w * t.vl)));
+          lse[w] =
+              loadQueryLanes(e, p.lse.flat, queryBase, i0, p.seq, w, masked);
+        }
+        Value zero = e.splatF32(0.0);
+        for (int64_t r = 0; r < t.rows; ++r)
+          for (int w = 0; w < 2; ++w) {
+            Value prob = e.exp(e.sub(e.mul(s[2 * r + w], scaleV), lse[w]));
+            if (masked) {
+              Value hidden = arith::OrIOp::create(
+                  b, loc,
+                  e.cmpI(arith::CmpIPredicate::slt, lanes[w], queryFloor[r]),
+                  e.cmpI(arith::CmpIPredicate::sgt, lanes[w], querySplatLast));
+              prob = e.select(hidden, zero, prob);
+            }
+            e.store(prob, scratch,
+                    l.add(probs, l.index(r * t.cols + w * t.vl)));
+          }
+        // dP^T, then dS^T = scale * P^T * (dP^T - D).
+        SmallVector<Value> dp =
+            e.scoreTile(vFlat, vTile, p.packedDOut.flat, panelBase);
+        Value delta[2];
+        for (int w = 0; w < 2; ++w)
+          delta[w] =
+              loadQueryLanes(e, p.delta.flat, queryBase, i0, p.seq, w, masked);
+        for (int64_t r = 0; r < t.rows; ++r)
+          for (int w = 0; w < 2; ++w) {
+            Value offset = l.index(r * t.cols + w * t.vl);
+            Value prob = e.load(scratch, l.add(probs, offset));
+            Value ds =
+                e.mul(e.mul(prob, e.sub(dp[2 * r + w], delta[w])), scaleV);
+            e.store(ds, scratch, l.add(dScores, offset));
+          }
+        Value count = masked ? l.minIdx(cols, l.sub(p.seq, i0)) : cols;
+        Value rowsAt = l.mul(l.add(queryBase, i0), dh);
+        e.accumulateRows(scratch, dvAcc, {}, scratch, probs, p.dOut.flat,
+                         rowsAt, count);
+        e.accumulateRows(scratch, dkAcc, {}, scratch, dScores, p.q.flat, rowsAt,
+                         count);
+        e.accumulateColumns(dq, rowsAt, count, scratch, dScores, kFlat, kTile);
+      };
+      // Query tiles: under a causal mask from the one holding query j0;
+      // masked where a query precedes a key of the tile or is past the end.
+      Value queryTiles = l.divUp(p.seq, t.cols);
+      Value fullEnd = arith::DivUIOp::create(b, loc, p.seq, cols);
+      Value start = l.index(0), fullStart = l.index(0);
+      if (p.causal) {
+        Value lastKey =
+            l.sub(l.minIdx(l.add(j0, l.index(t.rows)), p.keyLen), one);
+        start = l.minIdx(arith::DivUIOp::create(b, loc, j0, cols), queryTiles);
+        fullStart = l.minIdx(l.divUp(lastKey, t.cols), queryTiles);
+      }
+      Value tailStart = arith::MaxUIOp::create(b, loc, fullEnd, fullStart);
+      auto sweep = [&](Value from, Value to, bool masked) {
+        l.forLoop(from, to, [&](Value panel) { body(panel, masked); });
+      };
+      sweep(start, fullStart, /*masked=*/true);
+      sweep(fullStart, fullEnd, /*masked=*/false);
+      sweep(tailStart, queryTiles, /*masked=*/true);
+      e.storeRows(scratch, dkAcc, {}, exists, dk, outBase);
+      e.storeRows(scratch, dvAcc, {}, exists, dv, outBase);
+    });
+  });
+}
+
+} // namespace
+
+LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
+                                                 Lowering &l) {
+  int64_t headDim = op.getQuery().getType().getDimSize(3);
+  if (ShapedType::isDynamic(headDim))
+    return op.emitOpError("needs a static head width");
+  GradProblem p;
+  p.q = l.lookup(op.getQuery());
+  p.k = l.lookup(op.getKey());
+  p.v = l.lookup(op.getValue());
+  p.lse = l.lookup(op.getLse());
+  p.dOut = l.lookup(op.getOutGrad());
+  Buffer out = l.lookup(op.getOut());
+  p.seq = p.q.dims[2];
+  p.keyLen = p.k.dims[2];
+  p.scale = op.getScale().convertToDouble();
+  p.causal = op.getMask() == MaskKind::causal;
+  TileShape t(l.vectorWidth, headDim);
+  Buffer dq = l.allocateResult(op.getQueryGrad(), p.q.dims);
+  Buffer dk = l.allocateResult(op.getKeyGrad(), p.k.dims);
+  Buffer dv = l.allocateResult(op.getValueGrad(), p.v.dims);
+
+  l.atAllocationPoint([&] {
+    p.groups = l.mul(p.q.dims[0], p.q.dims[1]);
+    p.queryPanels = l.divUp(p.seq, t.cols);
+  });
+  Type f32 = l.b.getF32Type();
+  Value panelFloats = l.allocIndex(headDim * t.cols);
+  p.packedQ = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
+  p.packedDOut = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
+  p.delta = l.allocate(f32, {p.groups, p.seq});
+  Buffer scratch = l.allocate(f32, {p.groups, l.allocIndex(sweepScratch(t))});
+  if (l.sizeOnly())
+    return success();
+
+  TileEmitter e(l, t);
+  e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
+  e.packTransposed(p.dOut.flat, p.packedDOut.flat, p.groups, p.seq,
+                   p.queryPanels);
+  emitDelta(e, out, p.dOut, p.delta.flat, l.mul(p.groups, p.seq));
+  emitSweep(e, p, dq.flat, dk.flat, dv.flat, scratch.flat);
+  return success();
+}

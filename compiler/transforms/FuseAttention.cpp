@@ -1,0 +1,96 @@
+//===- FuseAttention.cpp - Attention's pieces -> flash_attention -*- C++ -*-=//
+//
+// tfc-fuse-attention (Passes.td has the before/after): one pattern rooted
+// at tfc.attention_context that walks the chain up to tfc.attention_scores.
+// A chain whose intermediates have other uses is left alone: the fused op
+// does not produce them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "transforms/FusionPipeline.h"
+#include "transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCFUSEATTENTION
+#include "transforms/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// The producer of `value` if it is an `OpTy` used only there (by the
+/// chain's last op); it joins `chain`.
+template <typename OpTy>
+OpTy singleUseProducer(Value value, SmallVectorImpl<Operation *> &chain) {
+  auto op = value.getDefiningOp<OpTy>();
+  if (!op || !op->hasOneUse())
+    return OpTy();
+  chain.push_back(op);
+  return op;
+}
+
+/// attention_context(softmax([mask](scale(attention_scores(q, k)))), v)
+///   -> flash_attention(q, k, v).
+struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionContextOp context,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Operation *> chain{context};
+    auto softmax = singleUseProducer<SoftmaxOp>(context.getProbs(), chain);
+    if (!softmax)
+      return rewriter.notifyMatchFailure(
+          context, "probs are not a softmax used only here");
+    Value scores = softmax.getInput();
+    MaskKind mask = MaskKind::bidirectional;
+    if (auto maskOp = singleUseProducer<MaskOp>(scores, chain)) {
+      mask = maskOp.getKind();
+      scores = maskOp.getInput();
+    }
+    APFloat scale(1.0);
+    if (auto scaleOp = singleUseProducer<ScaleOp>(scores, chain)) {
+      scale = scaleOp.getFactor();
+      scores = scaleOp.getInput();
+    }
+    auto qk = singleUseProducer<AttentionScoresOp>(scores, chain);
+    if (!qk)
+      return rewriter.notifyMatchFailure(
+          context, "the softmax input is not [mask](scale(attention_scores)) "
+                   "with single uses");
+
+    ArrayRef<int64_t> shape = qk.getResult().getType().getShape();
+    auto lseType =
+        RankedTensorType::get(shape.take_front(3), rewriter.getF32Type());
+    SmallVector<Location> locs;
+    for (Operation *op : llvm::reverse(chain))
+      locs.push_back(op->getLoc());
+    auto fused = FlashAttentionOp::create(
+        rewriter, rewriter.getFusedLoc(locs),
+        TypeRange{context.getResult().getType(), lseType}, qk.getQuery(),
+        qk.getKey(), context.getValue(),
+        rewriter.getF64FloatAttr(scale.convertToDouble()),
+        MaskKindAttr::get(rewriter.getContext(), mask));
+    markFused(fused, "attention");
+    rewriter.replaceOp(context, fused.getOut());
+    // The rest of the chain is dead now, innermost user first.
+    for (Operation *op : llvm::drop_begin(chain))
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TfcFuseAttention : tfc::impl::TfcFuseAttentionBase<TfcFuseAttention> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseAttentionChain>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

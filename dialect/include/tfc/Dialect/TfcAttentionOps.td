@@ -1,0 +1,80 @@
+//===- TfcAttentionOps.td - Fused flash-style attention ----*- tablegen -*-===//
+//
+// What tfc-fuse-attention makes of attention's pieces: one op for
+// softmax(mask(scale * Q K^T)) V that never materialises the [s, t] scores,
+// and its gradient, which recomputes them tile by tile from the saved
+// log-sum-exp. Per-head tensors are [batch, heads, seq, dh] as elsewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_ATTENTION_OPS_TD
+#define TFC_ATTENTION_OPS_TD
+
+def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
+    DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+  let summary = "softmax(mask(scale * Q K^T)) V with its log-sum-exp";
+  let description = [{
+    With `S = scale * Q K^T` per head (`query` [b, h, s, dh], `key` and
+    `value` [b, h, t, dh]) and the mask applied as `tfc.mask` does (`causal`
+    hides key `j > i` from query `i`):
+
+      out[i] = sum_j softmax(S[i])[j] * value[j]     [b, h, s, dh]
+      lse[i] = log sum_j exp(S[i, j])                [b, h, s]
+
+    The same as `tfc.attention_context(tfc.softmax(tfc.mask(tfc.scale(
+    tfc.attention_scores(q, k)))), v)`, computed flash-style: key tiles with
+    an online softmax, no [s, t] buffer, tiles a causal mask hides entirely
+    skipped. `lse` is what the gradient needs to recompute the
+    probabilities; a forward-only build that does not read it never stores
+    it.
+
+    ```mlir
+    %out, %lse = tfc.flash_attention #tfc.mask<causal> %q, %k, %v
+        scale 1.250000e-01
+        : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>)
+        -> (tensor<?x12x?x64xf32>, tensor<?x12x?xf32>)
+    ```
+  }];
+  let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key,
+                       Tfc_F32Tensor:$value, F64Attr:$scale,
+                       Tfc_MaskKindAttr:$mask);
+  let results = (outs Tfc_F32Tensor:$out, Tfc_F32Tensor:$lse);
+  let assemblyFormat = [{
+    qualified($mask) $query `,` $key `,` $value `scale` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
+  let summary = "gradients of tfc.flash_attention: dq, dk, dv";
+  let description = [{
+    From the forward's operands, its `out` and `lse`, and `out_grad` (dO):
+    with `P = exp(scale * Q K^T - lse)` (masked entries 0),
+    `D = rowsum(dO * out)` and `dS = P * (dO V^T - D)`:
+
+      dq = scale * dS K,   dk = scale * dS^T Q,   dv = P^T dO.
+
+    `P` is recomputed tile by tile and never stored. Each result element is
+    summed by one parallel iteration in a fixed order, so results do not
+    depend on the thread count.
+
+    ```mlir
+    %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal>
+        %q, %k, %v, %out, %lse, %dout scale 1.250000e-01 : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key,
+                       Tfc_F32Tensor:$value, Tfc_F32Tensor:$out,
+                       Tfc_F32Tensor:$lse, Tfc_F32Tensor:$out_grad,
+                       F64Attr:$scale, Tfc_MaskKindAttr:$mask);
+  let results = (outs Tfc_F32Tensor:$query_grad, Tfc_F32Tensor:$key_grad,
+                      Tfc_F32Tensor:$value_grad);
+  let assemblyFormat = [{
+    qualified($mask) $query `,` $key `,` $value `,` $out `,` $lse `,`
+    $out_grad `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TFC_ATTENTION_OPS_TD

@@ -1,0 +1,147 @@
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics
+// One case per verifier rule of TfcAttentionOps.cpp, for tfc.flash_attention
+// and tfc.flash_attention_grad. The valid forms are in flash-attention-ops.mlir.
+
+func.func @scale_not_finite(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op scale must be finite, got INF}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0x7FF0000000000000 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @query_rank(%q: tensor<2x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op query must have rank 4, got rank 3}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @key_rank(%q: tensor<2x3x5x4xf32>, %k: tensor<6x7x4xf32>, %v: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op key must have rank 4, got rank 3}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %k, %v scale 0.5 : (tensor<2x3x5x4xf32>, tensor<6x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @key_batch(%q: tensor<2x3x5x4xf32>, %kv: tensor<1x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op key dimension 0 (1) does not match query dimension 0 (2)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf32>, tensor<1x3x7x4xf32>, tensor<1x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @key_heads(%q: tensor<?x3x?x4xf32>, %kv: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op key dimension 1 (2) does not match query dimension 1 (3)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<?x3x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> (tensor<?x3x?x4xf32>, tensor<?x3x?xf32>)
+  return
+}
+
+// -----
+
+func.func @key_head_width(%q: tensor<?x3x?x4xf32>, %kv: tensor<?x3x?x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op key dimension 3 (5) does not match query dimension 3 (4)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<?x3x?x4xf32>, tensor<?x3x?x5xf32>, tensor<?x3x?x5xf32>) -> (tensor<?x3x?x4xf32>, tensor<?x3x?xf32>)
+  return
+}
+
+// -----
+
+func.func @value_length(%q: tensor<2x3x5x4xf32>, %k: tensor<2x3x7x4xf32>, %v: tensor<2x3x9x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op value dimension 2 (9) does not match key dimension 2 (7)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %k, %v scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x9x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @value_head_width(%q: tensor<2x3x5x4xf32>, %k: tensor<2x3x7x4xf32>, %v: tensor<2x3x7x6xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op value dimension 3 (6) does not match key dimension 3 (4)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %k, %v scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x6xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @out_length(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op out dimension 2 (7) does not match query dimension 2 (5)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x7x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @lse_rank(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op lse must have rank 3, got rank 4}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x1xf32>)
+  return
+}
+
+// -----
+
+func.func @lse_length(%q: tensor<?x3x5x4xf32>, %kv: tensor<?x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op lse dimension 2 (7) does not match query dimension 2 (5)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<?x3x5x4xf32>, tensor<?x3x7x4xf32>, tensor<?x3x7x4xf32>) -> (tensor<?x3x5x4xf32>, tensor<?x3x7xf32>)
+  return
+}
+
+// -----
+
+func.func @not_f32(%q: tensor<2x3x5x4xf16>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2x3x5x4xf16>'}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf16>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+// The gradient checks the forward's shapes first...
+func.func @grad_lse(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x6xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op lse dimension 2 (6) does not match query dimension 2 (5)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x6xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_scale(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op scale must be finite, got nan}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0x7FF8000000000000 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+// ... then dO against out and each gradient against its operand.
+func.func @grad_out_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>, %do: tensor<2x3x6x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op out_grad dimension 2 (6) does not match out dimension 2 (5)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %do scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x6x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_query_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op query_grad dimension 2 (7) does not match query dimension 2 (5)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_key_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op key_grad dimension 2 (5) does not match key dimension 2 (7)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_value_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op value_grad must have rank 4, got rank 3}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7xf32>)
+  return
+}

@@ -1,0 +1,22 @@
+// RUN: tfc-opt %s | tfc-opt | FileCheck %s
+// The fused attention ops print and parse back: the mask as a word, the
+// scale after the operands. Self-attention with dynamic batch and seq, and
+// cross-attention with a key length t != s; odd head widths are fine.
+
+// CHECK-LABEL: func.func @self(
+// CHECK:         %[[O:.*]], %[[L:.*]] = tfc.flash_attention #tfc.mask<causal> %arg0, %arg1, %arg2 scale 1.250000e-01 : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> (tensor<?x12x?x64xf32>, tensor<?x12x?xf32>)
+// CHECK:         tfc.flash_attention_grad #tfc.mask<causal> %arg0, %arg1, %arg2, %[[O]], %[[L]], %arg3 scale 1.250000e-01 : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?xf32>, tensor<?x12x?x64xf32>) -> (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>)
+func.func @self(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>,
+                %v: tensor<?x12x?x64xf32>, %do: tensor<?x12x?x64xf32>) {
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %k, %v scale 0.125 : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> (tensor<?x12x?x64xf32>, tensor<?x12x?xf32>)
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %k, %v, %o, %l, %do scale 0.125 : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?xf32>, tensor<?x12x?x64xf32>) -> (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @cross(
+// CHECK:         tfc.flash_attention #tfc.mask<bidirectional> %arg0, %arg1, %arg2 scale 5.000000e-01 : (tensor<2x3x5x7xf32>, tensor<2x3x9x7xf32>, tensor<2x3x9x7xf32>) -> (tensor<2x3x5x7xf32>, tensor<2x3x5xf32>)
+func.func @cross(%q: tensor<2x3x5x7xf32>, %k: tensor<2x3x9x7xf32>,
+                 %v: tensor<2x3x9x7xf32>) {
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %k, %v scale 0.5 : (tensor<2x3x5x7xf32>, tensor<2x3x9x7xf32>, tensor<2x3x9x7xf32>) -> (tensor<2x3x5x7xf32>, tensor<2x3x5xf32>)
+  return
+}

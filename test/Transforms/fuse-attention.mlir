@@ -1,0 +1,142 @@
+// RUN: tfc-opt %s -tfc-fuse-attention -split-input-file | FileCheck %s
+// RUN: tfc-opt %s -tfc-fuse-attention -split-input-file -mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+// tfc-fuse-attention: attention_context(softmax([mask](scale(
+// attention_scores(q, k)))), v) becomes one tfc.flash_attention whose
+// location fuses the pieces' locations; the mask (bidirectional when
+// absent) and the scale (1 when absent) move into attributes. Chains whose
+// intermediates have other uses stay as they are.
+
+// Causal self-attention as the frontend writes it.
+// CHECK-LABEL: func.func @causal(
+// CHECK-SAME:      %[[Q:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[K:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[V:[a-z0-9]+]]: tensor<?x2x?x8xf32>)
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = tfc.flash_attention #tfc.mask<causal> %[[Q]], %[[K]], %[[V]] scale 0.35355339059327379 {tfc.fused = "attention"} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?xf32>)
+// CHECK-NEXT:    return %[[O]] : tensor<?x2x?x8xf32>
+// LOC-LABEL:   func.func @causal(
+// LOC:           tfc.flash_attention {{.*}} loc(#[[LOC:loc[0-9]+]])
+// LOC-DAG:     #[[S:loc[0-9]+]] = loc("scores")
+// LOC-DAG:     #[[T:loc[0-9]+]] = loc("scale")
+// LOC-DAG:     #[[M:loc[0-9]+]] = loc("mask")
+// LOC-DAG:     #[[P:loc[0-9]+]] = loc("softmax")
+// LOC-DAG:     #[[C:loc[0-9]+]] = loc("context")
+// LOC:         #[[LOC]] = loc(fused[#[[S]], #[[T]], #[[M]], #[[P]], #[[C]]])
+func.func @causal(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                  %v: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32> loc("scores")
+  %t = tfc.scale %s by 0.35355339059327379 : tensor<?x2x?x?xf32> loc("scale")
+  %m = tfc.mask #tfc.mask<causal> %t : tensor<?x2x?x?xf32> loc("mask")
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32> loc("softmax")
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> loc("context")
+  return %o : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// Bidirectional attention has no tfc.mask; cross-attention reads keys and
+// values of another length (t != s, static here).
+// CHECK-LABEL: func.func @cross(
+// CHECK-SAME:      %[[Q:[a-z0-9]+]]: tensor<2x4x5x3xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x9x3xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x9x3xf32>)
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = tfc.flash_attention #tfc.mask<bidirectional> %[[Q]], %[[K]], %[[V]] scale 5.000000e-01 {tfc.fused = "attention"} : (tensor<2x4x5x3xf32>, tensor<2x4x9x3xf32>, tensor<2x4x9x3xf32>) -> (tensor<2x4x5x3xf32>, tensor<2x4x5xf32>)
+// CHECK-NEXT:    return %[[O]]
+func.func @cross(%q: tensor<2x4x5x3xf32>, %k: tensor<2x4x9x3xf32>,
+                 %v: tensor<2x4x9x3xf32>) -> tensor<2x4x5x3xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<2x4x5x3xf32>, tensor<2x4x9x3xf32>) -> tensor<2x4x5x9xf32>
+  %t = tfc.scale %s by 0.5 : tensor<2x4x5x9xf32>
+  %p = tfc.softmax %t : tensor<2x4x5x9xf32>
+  %o = tfc.attention_context %p, %v : (tensor<2x4x5x9xf32>, tensor<2x4x9x3xf32>) -> tensor<2x4x5x3xf32>
+  return %o : tensor<2x4x5x3xf32>
+}
+
+// -----
+
+// Neither scale nor mask: scale 1, bidirectional. An explicit
+// bidirectional mask is the same.
+// CHECK-LABEL: func.func @bare(
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %{{.*}}, %{{.*}}, %{{.*}} scale 1.000000e+00
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %{{.*}}, %{{.*}}, %{{.*}} scale 1.000000e+00
+// CHECK-NEXT:    return
+func.func @bare(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %p = tfc.softmax %s : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %s2 = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %m2 = tfc.mask #tfc.mask<bidirectional> %s2 : tensor<?x2x?x?xf32>
+  %p2 = tfc.softmax %m2 : tensor<?x2x?x?xf32>
+  %o2 = tfc.attention_context %p2, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o, %o2 : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// The probabilities are also returned: the fused op would not produce
+// them, so nothing changes.
+// CHECK-LABEL: func.func @probs_used(
+// CHECK-NOT:     tfc.flash_attention
+// CHECK:         tfc.attention_scores
+// CHECK:         tfc.softmax
+// CHECK:         tfc.attention_context
+func.func @probs_used(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                      %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %p = tfc.softmax %s : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o, %p : tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// Scores or scaled scores with a second use: no fusion either.
+// CHECK-LABEL: func.func @scores_used(
+// CHECK-NOT:     tfc.flash_attention
+// CHECK:         tfc.attention_context
+// CHECK-LABEL: func.func @scaled_used(
+// CHECK-NOT:     tfc.flash_attention
+// CHECK:         tfc.attention_context
+func.func @scores_used(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                       %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %t : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o, %s : tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>
+}
+func.func @scaled_used(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                       %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %t : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o, %t : tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// The mask before the scale is not the frontend's order (a negative scale
+// would turn -inf into +inf): left alone.
+// CHECK-LABEL: func.func @mask_then_scale(
+// CHECK-NOT:     tfc.flash_attention
+// CHECK:         tfc.attention_context
+func.func @mask_then_scale(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                           %v: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %s : tensor<?x2x?x?xf32>
+  %t = tfc.scale %m by 0.5 : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %t : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// Probabilities from something other than a softmax are not attention.
+// CHECK-LABEL: func.func @no_softmax(
+// CHECK-NOT:     tfc.flash_attention
+// CHECK:         tfc.attention_context
+func.func @no_softmax(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                      %v: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %t, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o : tensor<?x2x?x8xf32>
+}
