@@ -344,7 +344,10 @@ int main(int argc, char **argv) {
 #if HAS_CROSS
     write_file("d_enc.bin", d_enc, sizeof(float), be * D_MODEL);
 #endif
-    if (memcmp(params_copy, params, sizeof(float) * (size_t)n_params) != 0) {
+    int params_changed =
+        memcmp(params_copy, params, sizeof(float) * (size_t)n_params) != 0;
+    free(params_copy); /* Locals: LeakSanitizer reports what is not freed. */
+    if (params_changed) {
       fprintf(stderr, "harness: backward modified params\n");
       return 2;
     }
@@ -378,6 +381,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "harness: a rejected backward wrote d_params\n");
         return 2;
       }
+    free(scratch);
 
     if (accumulate) {
       /* Forward and backward again into the same buffers: d_params
