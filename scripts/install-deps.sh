@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tfc's build, tests and benchmarks need.
 # Idempotent: packages already installed are skipped, and apt is not touched
-# at all when nothing is missing.
+# at all when nothing is missing. Extra packages named as arguments are
+# installed too (scripts/fuzz.sh: clang-22 libclang-rt-22-dev).
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,7 @@ packages=(
   gnuplot-nox
   # Benchmark reference only (never linked into tfc or its runtime).
   libopenblas-dev
+  "$@"
 )
 
 missing=()

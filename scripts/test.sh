@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, then runs the unit
-# tests (GoogleTest) and the lit suite (Spec, Dialect, Conversion, Driver and
-# the PyTorch conformance in Numerics). Prints one closing line
+# tests (GoogleTest), the lit suite (Spec, Dialect, Conversion, Driver and
+# the PyTorch conformance in Numerics) and each libFuzzer target for 60 s
+# (scripts/fuzz.sh; TFC_FUZZ_SECONDS=0 skips them). Prints one closing line
 # "N passed, M failed" and exits non-zero on any failure.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,6 +39,23 @@ lit_failed=${lit_failed:-0}
 passed=$((passed + lit_passed))
 failed=$((failed + lit_failed))
 rm -f "$lit_log"
+
+# libFuzzer: each target for TFC_FUZZ_SECONDS (default 60; 0 skips), built
+# with clang-22 into build-fuzz/. About 3 minutes on 2 cores, build included.
+fuzz_seconds="${TFC_FUZZ_SECONDS:-60}"
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzz (${fuzz_seconds} s per target)"
+  fuzz_log=$(mktemp)
+  bash "$root/scripts/fuzz.sh" "$fuzz_seconds" 2>&1 | tee "$fuzz_log" |
+    grep -E '^(spec|ir): |^  |ninja: build stopped|error'
+  fuzz_rc=${PIPESTATUS[0]}
+  fuzz_passed=$(grep -cE '^(spec|ir): .*no findings$' "$fuzz_log")
+  fuzz_failed=$(grep -cE '^(spec|ir): .*FINDING' "$fuzz_log")
+  [ "$fuzz_rc" -ne 0 ] && [ "$fuzz_failed" -eq 0 ] && fuzz_failed=1
+  passed=$((passed + fuzz_passed))
+  failed=$((failed + fuzz_failed))
+  rm -f "$fuzz_log"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

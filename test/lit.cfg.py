@@ -39,3 +39,12 @@ llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt"]
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).
 if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:
     config.available_features.add("torch")
+
+# A TFC_SANITIZE build: every sanitizer report is fatal, leaks included (the
+# same defaults as scripts/test-sanitized.sh, unless the environment sets its
+# own). %cc then instruments the programs it links against the runtime.
+if getattr(config, "tfc_sanitize", ""):
+    config.environment.setdefault(
+        "ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:check_initialization_order=1")
+    config.environment.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    config.available_features.add("sanitizer")

@@ -553,11 +553,126 @@ void Reader::readTarget(const Section &s, TargetSpec &target) {
   }
 }
 
+/// The code point of the UTF-8 sequence at `text[at]` as "U+00E9", or the
+/// byte as "byte 0xFF" if no valid sequence starts there.
+std::string describeNonAscii(const std::string &text, size_t at) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  size_t length = lead >= 0xF0 && lead <= 0xF4   ? 4
+                  : lead >= 0xE0 && lead <= 0xEF ? 3
+                  : lead >= 0xC2 && lead <= 0xDF ? 2
+                                                 : 0;
+  uint32_t cp = length == 4   ? lead & 0x07u
+                : length == 3 ? lead & 0x0Fu
+                              : lead & 0x1Fu;
+  for (size_t i = 1; i < length; ++i) {
+    if (at + i >= text.size() || (byte(at + i) & 0xC0) != 0x80)
+      length = 0;
+    else
+      cp = (cp << 6) | (byte(at + i) & 0x3Fu);
+  }
+  bool valid =
+      (length == 2) ||
+      (length == 3 && cp >= 0x800 && !(cp >= 0xD800 && cp <= 0xDFFF)) ||
+      (length == 4 && cp >= 0x10000 && cp <= 0x10FFFF);
+  if (!valid)
+    return fmt::format("byte 0x{:02X}", lead);
+  return fmt::format("character U+{:04X}", cp);
+}
+
+/// Reports the first non-ASCII byte outside a comment. No key or value of a
+/// spec can be anything but ASCII, and TOML++ 3.3.0 must not see one there:
+/// asked whether some code points are whitespace (U+00A1..U+0499 but U+00A0,
+/// e.g. an accented letter after a value), it reaches __builtin_unreachable(),
+/// undefined behaviour also in Debian's GCC build of the library
+/// (marzer/tomlplusplus#295; found by fuzz/SpecFuzzer.cpp). Comments may hold
+/// any UTF-8: TOML++ reads them without classifying code points. The scan
+/// follows TOML's strings and comments only so far as to know where comments
+/// are; every other syntax error is TOML++'s to report.
+bool findNonAsciiOutsideComments(const std::string &text,
+                                 const std::string &path, Diagnostic &diag) {
+  enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral };
+  In in = In::Code;
+  SourcePos pos;
+  const size_t n = text.size();
+  // A UTF-8 byte order mark, which TOML++ skips.
+  size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  auto quoteRun = [&](char quote) {
+    size_t end = i;
+    while (end < n && text[end] == quote)
+      ++end;
+    return end - i;
+  };
+  auto isAscii = [&](size_t at) {
+    return at < n && static_cast<unsigned char>(text[at]) < 0x80;
+  };
+  while (i < n) {
+    char c = text[i];
+    if (!isAscii(i) && in != In::Comment) {
+      diag = makeDiag(path, pos,
+                      fmt::format("{} outside a comment: the keys and values "
+                                  "of a spec are ASCII",
+                                  describeNonAscii(text, i)));
+      return true;
+    }
+    size_t step = 1;
+    switch (in) {
+    case In::Code:
+      if (c == '#')
+        in = In::Comment;
+      else if (c == '"' || c == '\'') {
+        bool multi = quoteRun(c) >= 3;
+        in = c == '"' ? (multi ? In::MultiBasic : In::Basic)
+                      : (multi ? In::MultiLiteral : In::Literal);
+        step = multi ? 3 : 1;
+      }
+      break;
+    case In::Comment:
+      if (c == '\n')
+        in = In::Code;
+      break;
+    case In::Basic:
+    case In::Literal:
+      if (c == '\\' && in == In::Basic && isAscii(i + 1) && text[i + 1] != '\n')
+        step = 2; // An escaped quote or backslash does not end the string.
+      else if (c == '\n' || c == (in == In::Basic ? '"' : '\''))
+        in = In::Code;
+      break;
+    case In::MultiBasic:
+    case In::MultiLiteral: {
+      char quote = in == In::MultiBasic ? '"' : '\'';
+      if (c == '\\' && in == In::MultiBasic && isAscii(i + 1)) {
+        step = 2;
+      } else if (c == quote) {
+        // Up to two quotes may end the content right before the closing
+        // three: `"""a""""` is the string `a"`.
+        size_t run = quoteRun(quote);
+        step = std::min<size_t>(run, 5);
+        if (run >= 3)
+          in = In::Code;
+      }
+      break;
+    }
+    }
+    for (size_t end = std::min(i + step, n); i < end; ++i) {
+      if (text[i] == '\n') {
+        ++pos.line;
+        pos.column = 1;
+      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        ++pos.column; // Columns count code points, as TOML++'s do.
+      }
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
                               Diagnostic &diag) {
   try {
+    if (findNonAsciiOutsideComments(text, path, diag))
+      return std::nullopt;
     toml::table root = toml::parse(text, path);
     Spec spec;
     spec.path = path;

@@ -100,7 +100,10 @@ TEST(LayoutTest, InitFollowsTheScheme) {
 
   Spec normal = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
                       "[init]\nscheme = \"normal\"\nstd = 0.5\n");
-  const ParamTensor *w = computeLayout(normal).findBlock("ffn.w_down.weight");
+  // Keep the layout: findBlock points into it.
+  ParamLayout normalLayout = computeLayout(normal);
+  const ParamTensor *w = normalLayout.findBlock("ffn.w_down.weight");
+  ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->init, InitKind::Normal);
   EXPECT_FLOAT_EQ(w->initParam, 0.5f);
 }

@@ -443,3 +443,43 @@ TEST(SpecTest, NeverThrows) {
     }
   }
 }
+
+TEST(SpecTest, NonAsciiOnlyInComments) {
+  // UTF-8 in comments is fine, and so is a byte order mark.
+  parseOk("# Modèle — größer\n" + minimal("depth = 2 # é\n"));
+  parseOk("\xEF\xBB\xBF" + minimal());
+  // A comment after strings whose quotes the scan must follow: an escaped
+  // quote, a literal string, a multi-line string ending in an extra quote.
+  parseOk("name = \"m\" # \"é\n[model]\nd_model = 64\nn_heads = 4\n"
+          "[target]\ncpu = 'x86-64' # 'é\nfeatures = \"\"\"+avx2\"\"\" # é\n");
+  parseOk(minimal("[target]\nfeatures = \"\"\"+avx2\"\"\" # \"\"\"é\n"));
+  // `"""x""""` is the string `x"`: a bad CPU name, but the comment is one.
+  Diagnostic bad = parseFails(minimal("[target]\ncpu = \"\"\"x\"\"\"\" # é\n"));
+  EXPECT_EQ(bad.message.find("outside a comment"), std::string::npos)
+      << bad.str();
+
+  // Anywhere else it is an error at its position (line, code-point column),
+  // before TOML++ sees it: TOML++ 3.3.0 has undefined behaviour when it
+  // classifies some of these code points (SpecParser.cpp).
+  Diagnostic diag = parseFails(minimal("max_seq = 202\xCC\x9C-01-01\n"));
+  EXPECT_EQ(diag.str(), "test.toml:5:14: error: character U+031C outside a "
+                        "comment: the keys and values of a spec are ASCII");
+  diag = parseFails("name = \"m\" \xC3\xA9\n");
+  EXPECT_EQ(diag.line, 1);
+  EXPECT_EQ(diag.column, 12);
+  diag = parseFails("name = \"\xC3\xA9\xC3\xA9\"\n");
+  EXPECT_EQ(diag.column, 9);
+  diag = parseFails("# \xC3\xA9\nname = \"m\\\"#\xC3\xA9\"\n");
+  EXPECT_EQ(diag.line, 2);
+  EXPECT_EQ(diag.column, 13);
+  diag = parseFails("name = \"\"\"m\\\n\xC2\xA7\"\"\"\n"); // tomlplusplus#190
+  EXPECT_EQ(diag.line, 2);
+  EXPECT_EQ(diag.column, 1);
+  diag = parseFails("name = \"m\"\xFF\n");
+  EXPECT_EQ(diag.message, "byte 0xFF outside a comment: the keys and values "
+                          "of a spec are ASCII");
+  diag = parseFails("name = \"m\"\xED\xA0\x80\n"); // A surrogate.
+  EXPECT_EQ(diag.message.substr(0, 9), "byte 0xED");
+  diag = parseFails("name = \"m\"\xF0\x9F\x98\x80\n");
+  EXPECT_EQ(diag.message.substr(0, 17), "character U+1F600");
+}
