@@ -24,14 +24,6 @@ static Value sameFusion(Operation *forward, Operation *backward) {
   return backward->getResult(0);
 }
 
-static void addOperandGrad(GradientContext &context, Value operand,
-                           Value grad) {
-  if (auto param = operand.getDefiningOp<ParamOp>())
-    context.addParamGrad(param, grad);
-  else
-    context.addGrad(operand, grad);
-}
-
 /// The value of a splat constant (d_loss seeded with 1 by
 /// tfc-derive-backward), if `v` is one.
 static std::optional<double> splatValue(Value v) {
@@ -73,18 +65,18 @@ LogicalResult LossHeadOp::buildGradients(OpBuilder &b,
   // (tied): dx = dy W, dW = dy^T x.
   bool transposed = getTransposeWeight();
   Value w = context.primal(getWeight());
-  addOperandGrad(
-      context, getInput(),
+  context.addOperandGrad(
+      getInput(),
       sameFusion(*this, LinearOp::create(b, loc, getInput().getType(), dLogits,
                                          w, Value(), !transposed)));
-  addOperandGrad(
-      context, getWeight(),
+  context.addOperandGrad(
+      getWeight(),
       sameFusion(*this, LinearWeightGradOp::create(
                             b, loc, getWeight().getType(),
                             context.primal(getInput()), dLogits, transposed)));
   if (getBias())
-    addOperandGrad(
-        context, getBias(),
+    context.addOperandGrad(
+        getBias(),
         sameFusion(*this,
                    ReduceRowsOp::create(b, loc, getBias().getType(), dLogits)));
   return success();

@@ -23,14 +23,6 @@ static Operation *sameFusion(Operation *forward, Operation *backward) {
   return backward;
 }
 
-static void addOperandGrad(GradientContext &context, Value operand,
-                           Value grad) {
-  if (auto param = operand.getDefiningOp<ParamOp>())
-    context.addParamGrad(param, grad);
-  else
-    context.addGrad(operand, grad);
-}
-
 LogicalResult ResidualNormOp::buildGradients(OpBuilder &b,
                                              GradientContext &context) {
   Value dSumOther = context.resultGrad(0); // From the sum's other uses.
@@ -59,9 +51,9 @@ LogicalResult ResidualNormOp::buildGradients(OpBuilder &b,
     sameFusion(*this, grads);
     dSum = grads.getBranchGrad();
     dResidual = scaled ? grads.getResidualGrad() : dSum;
-    addOperandGrad(context, getGamma(), grads.getGammaGrad());
+    context.addOperandGrad(getGamma(), grads.getGammaGrad());
     if (layerNorm)
-      addOperandGrad(context, getBeta(), grads.getBetaGrad());
+      context.addOperandGrad(getBeta(), grads.getBetaGrad());
   }
   context.addGrad(getResidual(), dResidual);
   context.addGrad(getBranch(), dSum);

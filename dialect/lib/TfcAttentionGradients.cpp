@@ -18,16 +18,6 @@ using namespace mlir::tfc;
 /// dialect does not depend on the passes).
 static constexpr llvm::StringLiteral kFused = "tfc.fused";
 
-/// Adds `grad` for a parameter operand (a tfc.param view) or, for any other
-/// operand, to the operand's gradient.
-static void addOperandGrad(GradientContext &context, Value operand,
-                           Value grad) {
-  if (auto param = operand.getDefiningOp<ParamOp>())
-    context.addParamGrad(param, grad);
-  else
-    context.addGrad(operand, grad);
-}
-
 LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b,
                                                GradientContext &context) {
   // lse only feeds the gradient; nothing in a model differentiates it.
@@ -45,8 +35,8 @@ LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b,
   // The backward op belongs to the same fusion: one switch turns both off.
   if (Attribute fused = (*this)->getAttr(kFused))
     grads->setAttr(kFused, fused);
-  addOperandGrad(context, getQuery(), grads.getQueryGrad());
-  addOperandGrad(context, getKey(), grads.getKeyGrad());
-  addOperandGrad(context, getValue(), grads.getValueGrad());
+  context.addOperandGrad(getQuery(), grads.getQueryGrad());
+  context.addOperandGrad(getKey(), grads.getKeyGrad());
+  context.addOperandGrad(getValue(), grads.getValueGrad());
   return success();
 }

@@ -19,14 +19,11 @@ static Value outputGrad(GradientContext &context) {
   return context.resultGrad(0);
 }
 
-/// Adds `grad` for a parameter operand (a tfc.param view) or, for any other
-/// operand, to the operand's gradient.
-static void addOperandGrad(GradientContext &context, Value operand,
-                           Value grad) {
+void GradientContext::addOperandGrad(Value operand, Value grad) {
   if (auto param = operand.getDefiningOp<ParamOp>())
-    context.addParamGrad(param, grad);
+    addParamGrad(param, grad);
   else
-    context.addGrad(operand, grad);
+    addGrad(operand, grad);
 }
 
 LogicalResult ParamOp::buildGradients(OpBuilder &, GradientContext &context) {
@@ -46,13 +43,13 @@ LogicalResult LinearOp::buildGradients(OpBuilder &b, GradientContext &context) {
   bool transposed = getTransposeWeight();
   Value dx = LinearOp::create(b, loc, getInput().getType(), dy, w, Value(),
                               /*transpose_weight=*/!transposed);
-  addOperandGrad(context, getInput(), dx);
+  context.addOperandGrad(getInput(), dx);
   Value dw = LinearWeightGradOp::create(b, loc, getWeight().getType(), x, dy,
                                         transposed);
-  addOperandGrad(context, getWeight(), dw);
+  context.addOperandGrad(getWeight(), dw);
   if (getBias())
-    addOperandGrad(context, getBias(),
-                   ReduceRowsOp::create(b, loc, getBias().getType(), dy));
+    context.addOperandGrad(
+        getBias(), ReduceRowsOp::create(b, loc, getBias().getType(), dy));
   return success();
 }
 
@@ -65,9 +62,9 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b,
       b, getLoc(), getInput().getType(), getGamma().getType(),
       getBeta().getType(), context.primal(getInput()),
       context.primal(getGamma()), dy, getEpsilonAttr());
-  addOperandGrad(context, getInput(), grads.getInputGrad());
-  addOperandGrad(context, getGamma(), grads.getGammaGrad());
-  addOperandGrad(context, getBeta(), grads.getBetaGrad());
+  context.addOperandGrad(getInput(), grads.getInputGrad());
+  context.addOperandGrad(getGamma(), grads.getGammaGrad());
+  context.addOperandGrad(getBeta(), grads.getBetaGrad());
   return success();
 }
 
@@ -80,8 +77,8 @@ LogicalResult RMSNormOp::buildGradients(OpBuilder &b,
       RMSNormGradOp::create(b, getLoc(), getInput().getType(),
                             getGamma().getType(), context.primal(getInput()),
                             context.primal(getGamma()), dy, getEpsilonAttr());
-  addOperandGrad(context, getInput(), grads.getInputGrad());
-  addOperandGrad(context, getGamma(), grads.getGammaGrad());
+  context.addOperandGrad(getInput(), grads.getInputGrad());
+  context.addOperandGrad(getGamma(), grads.getGammaGrad());
   return success();
 }
 
@@ -198,9 +195,9 @@ LogicalResult EmbeddingOp::buildGradients(OpBuilder &b,
   if (!dy)
     return success();
   // Token ids have no gradient; the table gets dy's rows scattered back.
-  addOperandGrad(context, getTable(),
-                 EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
-                                         context.primal(getTokens()), dy));
+  context.addOperandGrad(
+      getTable(), EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
+                                          context.primal(getTokens()), dy));
   return success();
 }
 
@@ -211,8 +208,8 @@ LogicalResult AddPositionsOp::buildGradients(OpBuilder &b,
     return success();
   context.addGrad(getInput(), dy);
   if (getTable())
-    addOperandGrad(
-        context, getTable(),
+    context.addOperandGrad(
+        getTable(),
         PositionsGradOp::create(b, getLoc(), getTable().getType(), dy));
   return success();
 }

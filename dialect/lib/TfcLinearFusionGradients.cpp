@@ -29,14 +29,6 @@ void inheritFusion(Operation *forward, Operation *backward) {
     backward->setAttr(kFused, name);
 }
 
-/// Parameter operands accumulate into d_params, others into their value.
-void addOperandGrad(GradientContext &context, Value operand, Value grad) {
-  if (auto param = operand.getDefiningOp<ParamOp>())
-    context.addParamGrad(param, grad);
-  else
-    context.addGrad(operand, grad);
-}
-
 /// dx, dW_i and db_i of `x @ W_i + b_i` from the gradients `grads` of the
 /// parts in `weights` (biases empty or one per part).
 void addProjectionGrads(OpBuilder &b, GradientContext &context,
@@ -57,11 +49,11 @@ void addProjectionGrads(OpBuilder &b, GradientContext &context,
   auto dw = MergedWeightGradOp::create(b, loc, weightTypes, biasTypes,
                                        context.primal(input), grads);
   inheritFusion(forward, dw);
-  addOperandGrad(context, input, dx.getResult());
+  context.addOperandGrad(input, dx.getResult());
   for (auto [w, g] : llvm::zip_equal(weights, dw.getWeightGrads()))
-    addOperandGrad(context, w, g);
+    context.addOperandGrad(w, g);
   for (auto [bias, g] : llvm::zip_equal(biases, dw.getBiasGrads()))
-    addOperandGrad(context, bias, g);
+    context.addOperandGrad(bias, g);
 }
 
 } // namespace
@@ -87,10 +79,10 @@ LogicalResult LinearActOp::buildGradients(OpBuilder &b,
   auto dx = LinearOp::create(b, loc, getInput().getType(), grads.getPreGrad(),
                              context.primal(getWeight()), Value(),
                              /*transpose_weight=*/true);
-  addOperandGrad(context, getInput(), dx);
-  addOperandGrad(context, getWeight(), grads.getWeightGrad());
+  context.addOperandGrad(getInput(), dx);
+  context.addOperandGrad(getWeight(), grads.getWeightGrad());
   if (getBias())
-    addOperandGrad(context, getBias(), grads.getBiasGrad());
+    context.addOperandGrad(getBias(), grads.getBiasGrad());
   return success();
 }
 

@@ -36,6 +36,11 @@ public:
   /// Accumulates `grad` into the parameter gradient buffer at the place of
   /// `param` (same offset, same layer).
   virtual void addParamGrad(ParamOp param, Value grad) = 0;
+
+  /// Adds `grad` for an operand of the op being differentiated: into
+  /// d_params where the operand is a tfc.param view (addParamGrad), else to
+  /// the operand's gradient (addGrad).
+  void addOperandGrad(Value operand, Value grad);
 };
 
 } // namespace mlir::tfc
