@@ -144,8 +144,9 @@ LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
   return success();
 }
 
-Value mlir::tfc::emitRowExp(Lowering &l, Value in, Value out, Value base,
-                            Value width) {
+std::pair<Value, Value> mlir::tfc::emitRowMaxAndExpSum(Lowering &l, Value in,
+                                                       Value out, Value base,
+                                                       Value width) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
@@ -159,10 +160,17 @@ Value mlir::tfc::emitRowExp(Lowering &l, Value in, Value out, Value base,
                           Value x = l.load(in, l.add(base, j));
                           Value e = math::ExpOp::create(
                               b, loc, arith::SubFOp::create(b, loc, x, max));
-                          l.store(e, out, l.add(base, j));
+                          if (out)
+                            l.store(e, out, l.add(base, j));
                           return {reassocAdd(l, acc[0], e)};
                         })[0];
-  return arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+  return {max, sum};
+}
+
+Value mlir::tfc::emitRowExp(Lowering &l, Value in, Value out, Value base,
+                            Value width) {
+  Value sum = emitRowMaxAndExpSum(l, in, out, base, width).second;
+  return arith::DivFOp::create(l.b, l.loc, l.f32(1.0), sum);
 }
 
 LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {

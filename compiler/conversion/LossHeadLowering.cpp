@@ -25,30 +25,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-/// The max of in[base + j] and the sum of exp(in[base + j] - max) for
-/// j < width, as lowerCrossEntropy and emitRowExp compute them; with `out`,
-/// the exponentials are also stored at out[base + j].
-static std::pair<Value, Value> rowMaxAndExpSum(Lowering &l, Value in, Value out,
-                                               Value base, Value width) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value max = l.forLoop(l.index(0), width, ValueRange{l.f32(-INFINITY)},
-                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                          Value x = l.load(in, l.add(base, j));
-                          return {arith::MaximumFOp::create(b, loc, acc[0], x)};
-                        })[0];
-  Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
-                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                          Value x = l.load(in, l.add(base, j));
-                          Value e = math::ExpOp::create(
-                              b, loc, arith::SubFOp::create(b, loc, x, max));
-                          if (out)
-                            l.store(e, out, l.add(base, j));
-                          return {reassocAdd(l, acc[0], e)};
-                        })[0];
-  return {max, sum};
-}
-
 LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
   const Buffer &in = l.lookup(op.getInput());
   const Buffer &w = l.lookup(op.getWeight());
@@ -126,7 +102,7 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
         b, loc, b.getIndexType(),
         arith::SelectOp::create(b, loc, valid, target, zeroI32));
     auto [max, sum] =
-        rowMaxAndExpSum(l, logits.flat, dLogits.flat, base, vocab);
+        emitRowMaxAndExpSum(l, logits.flat, dLogits.flat, base, vocab);
     Value lse =
         arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
     Value nll =

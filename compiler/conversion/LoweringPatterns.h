@@ -89,6 +89,11 @@ LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
 LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
 LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
 
+/// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
+/// max); with a non-null `out`, the exponentials are stored at out[base + j].
+std::pair<Value, Value> emitRowMaxAndExpSum(Lowering &l, Value in, Value out,
+                                            Value base, Value width);
+
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.
 Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);

@@ -207,12 +207,12 @@ Value ModelBuilder::block(Value x) {
     return residual(h, ffn(norm(h, "ffn_norm")), "ffn");
   }
   // Post-LN and DeepNorm: the norm closes each sub-layer.
-  Value h = norm(residual(x, attention(x, x, "attn", causal), "attn"),
-                 "attn_norm");
+  Value h =
+      norm(residual(x, attention(x, x, "attn", causal), "attn"), "attn_norm");
   if (spec.attention.cross)
-    h = norm(residual(h, attention(h, encoder, "cross", /*causal=*/false),
-                      "cross"),
-             "cross_norm");
+    h = norm(
+        residual(h, attention(h, encoder, "cross", /*causal=*/false), "cross"),
+        "cross_norm");
   return norm(residual(h, ffn(h), "ffn"), "ffn_norm");
 }
 

@@ -108,7 +108,8 @@ bool disabledFusionSet(llvm::StringSet<> &disabled) {
       std::string names;
       for (const mlir::tfc::FusionInfo &f : known)
         names += (names.empty() ? "" : ", ") + f.name.str();
-      errs() << "tfc: error: unknown fusion '" << name << "' in --disable-fusion"
+      errs() << "tfc: error: unknown fusion '" << name
+             << "' in --disable-fusion"
              << " (known: " << names << ")\n";
       return false;
     }
