@@ -67,17 +67,34 @@ int32_t onlineCpus() {
 
 TEST(RuntimeStatus, StringsForAllCodes) {
   std::set<std::string> seen;
-  for (int32_t s = TFC_OK; s <= TFC_ERR_WORKSPACE; ++s) {
+  for (int32_t s = TFC_OK; s <= TFC_ERR_DEVICE; ++s) {
     const char *text = tfc_status_string(s);
     ASSERT_NE(text, nullptr) << s;
     EXPECT_GT(strlen(text), 0u) << s;
     seen.insert(text);
   }
-  EXPECT_EQ(seen.size(), 6u) << "every code has its own text";
-  for (int32_t s : {-1, 6, 1000, INT32_MIN, INT32_MAX}) {
+  EXPECT_EQ(seen.size(), 8u) << "every code has its own text";
+  for (int32_t s : {-1, 8, 1000, INT32_MIN, INT32_MAX}) {
     ASSERT_NE(tfc_status_string(s), nullptr) << s;
     EXPECT_EQ(seen.count(tfc_status_string(s)), 0u) << s;
   }
+}
+
+TEST(RuntimeStatus, LastErrorIsPerThreadAndCut) {
+  EXPECT_EQ(tfc_rt_error(TFC_ERR_BAD_SHAPE, "f: seq = %d is outside [1, %d]",
+                         2000, 1024),
+            TFC_ERR_BAD_SHAPE);
+  EXPECT_STREQ(tfc_last_error(), "f: seq = 2000 is outside [1, 1024]");
+  std::string other;
+  std::thread([&] {
+    other = tfc_last_error(); // A fresh thread has no error yet.
+    tfc_rt_error(TFC_ERR_NULL_POINTER, "g: %s is NULL", "params");
+  }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_STREQ(tfc_last_error(), "f: seq = 2000 is outside [1, 1024]");
+  std::string longText(2000, 'x');
+  tfc_rt_error(TFC_ERR_BAD_ARGUMENT, "%s", longText.c_str());
+  EXPECT_EQ(strlen(tfc_last_error()), 511u);
 }
 
 TEST(RuntimeStatus, AbiVersionMatchesHeader) {

@@ -29,11 +29,31 @@ typedef enum tfc_status {
   TFC_ERR_BAD_SHAPE = 2,     /* batch / seq / enc_seq out of [1, max] */
   TFC_ERR_BAD_ARGUMENT = 3,  /* any other invalid argument */
   TFC_ERR_OUT_OF_MEMORY = 4, /* the runtime could not allocate */
-  TFC_ERR_WORKSPACE = 5      /* workspace misaligned (needs 64 bytes) */
+  TFC_ERR_WORKSPACE = 5,     /* workspace misaligned or too small */
+  TFC_ERR_NO_DEVICE = 6,     /* no CUDA driver, or no usable device */
+  TFC_ERR_DEVICE = 7         /* a CUDA driver call failed */
 } tfc_status;
 
 /* A short, static, human-readable description of a status code. */
 const char *tfc_status_string(int32_t status);
+
+/* The message of the last error recorded on the calling thread, e.g.
+ * "gpt2_forward: seq = 2000 is outside [1, 1024]". Every generated function
+ * and every status-returning runtime call records one before it returns a
+ * status other than TFC_OK; successful calls leave it unchanged, so read it
+ * right after the failing call. "" when nothing failed on this thread yet.
+ * The pointer stays valid until the thread's next error. */
+const char *tfc_last_error(void);
+
+/* Records `status` with a printf-style message as the calling thread's last
+ * error and returns `status` (so `return tfc_rt_error(...)` reports and
+ * fails at once). Used by generated code and the runtime; messages longer
+ * than 511 bytes are cut. */
+int32_t tfc_rt_error(int32_t status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- Runtime handle and thread pool ------------------------------------ */
 
