@@ -270,6 +270,121 @@ int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
                             int64_t num_tensors, int64_t *tensor_index,
                             int64_t *element_index);
 
+/* ---- CUDA ---------------------------------------------------------------- *
+ * The runtime loads the NVIDIA driver (libcuda.so.1, else libcuda.so; the
+ * environment variable TFC_CUDA_DRIVER names another library) with dlopen
+ * on the first CUDA call, once per process, and calls cuInit(0). Nothing
+ * links against CUDA: without a driver or a device every call below returns
+ * TFC_ERR_NO_DEVICE (tfc_cuda_available returns 0) and tfc_last_error() says
+ * why.
+ *
+ * Context rule (as the CUDA runtime API): a call works in the CUDA context
+ * current on the calling thread. When there is none, the runtime uses the
+ * primary context of device TFC_CUDA_DEVICE (environment, read once; default
+ * 0), retained once per process and never released, and makes it current on
+ * the calling thread. So a program that creates or pushes its own context
+ * (or uses the CUDA runtime API, whose device contexts are the primary ones)
+ * shares memory and modules with tfc.
+ *
+ * Device pointers are `void *` holding the CUdeviceptr value (64-bit hosts);
+ * streams are `void *` holding a CUstream of the current context, NULL for
+ * the legacy default stream.
+ *
+ * Status mapping: NULL pointers -> TFC_ERR_NULL_POINTER, other invalid
+ * arguments -> TFC_ERR_BAD_ARGUMENT (both checked before the driver is
+ * touched), as is a TFC_CUDA_DEVICE that is not a device number; driver
+ * missing, too old, cuInit failing, or TFC_CUDA_DEVICE naming a device that
+ * does not exist -> TFC_ERR_NO_DEVICE; CUDA_ERROR_OUT_OF_MEMORY ->
+ * TFC_ERR_OUT_OF_MEMORY; any other failing driver call -> TFC_ERR_DEVICE.
+ * Every failure records a message naming what tfc was doing, the driver call,
+ * and the CUresult's name and text, e.g.
+ *   "tfc_cuda_launch(gpt2_k3): cuLaunchKernel failed:
+ *    CUDA_ERROR_INVALID_VALUE (invalid argument)".
+ * Kernel launches are asynchronous: a fault inside a kernel surfaces at a
+ * later call (typically tfc_cuda_synchronize or a copy to the host). */
+
+/* 1 when the driver loads, initialises and sees at least one device, else 0
+ * (and records why as the thread's last error). Never fails otherwise. */
+int32_t tfc_cuda_available(void);
+
+/* *out = the number of CUDA devices (0 on any error). TFC_ERR_NULL_POINTER
+ * for out == NULL, TFC_ERR_NO_DEVICE without a usable driver. */
+int32_t tfc_cuda_device_count(int32_t *out);
+
+/* Allocates `bytes` of device memory (cuMemAlloc) in the current context (see
+ * the context rule), at least 256-byte aligned. *out is NULL on any error and
+ * for bytes == 0 (which succeeds). */
+int32_t tfc_cuda_malloc(void **out, size_t bytes);
+
+/* Frees memory from tfc_cuda_malloc (cuMemFree). NULL does nothing and
+ * succeeds, with or without a driver. */
+int32_t tfc_cuda_free(void *device_ptr);
+
+/* Synchronous copies between host memory and device memory (cuMemcpyHtoD,
+ * cuMemcpyDtoH; ordered after earlier work on the legacy default stream).
+ * bytes == 0 succeeds and copies nothing (the pointers may be NULL then). */
+int32_t tfc_cuda_memcpy_to_device(void *dst, const void *src, size_t bytes);
+int32_t tfc_cuda_memcpy_to_host(void *dst, const void *src, size_t bytes);
+
+/* Sets `bytes` of device memory to 0 (cuMemsetD8, on the legacy default
+ * stream; it may return before the device has finished). */
+int32_t tfc_cuda_memset_zero(void *dst, size_t bytes);
+
+/* Waits for all work queued on `stream` (a CUstream; NULL = the legacy
+ * default stream) and reports the first asynchronous error, if any. */
+int32_t tfc_cuda_synchronize(void *stream);
+
+/* ---- CUDA: called by generated code -------------------------------------- */
+
+/* One compiled GPU module, emitted by tfc into the object file as a global. */
+typedef struct tfc_cuda_module {
+  const char *name;   /* e.g. "gpt2", for messages */
+  const char *ptx;    /* NUL-terminated PTX text, always present */
+  const void *cubin;  /* cubin from ptxas for `arch`, or NULL */
+  int64_t cubin_size; /* bytes, 0 without a cubin */
+  const char *arch;   /* e.g. "sm_90" */
+  void *state;        /* NULL in the object; owned by the runtime */
+} tfc_cuda_module;
+
+/* Launches kernel `kernel` of `module` on `stream` (NULL = default stream)
+ * with grid (gx, gy, gz), block (bx, by, bz), `shared_bytes` of dynamic
+ * shared memory and `args` (an array of pointers to each kernel parameter,
+ * as cuLaunchKernel takes them). Loads the module on first use in the
+ * current context (the cubin when it loads, else the PTX, JIT-compiled by
+ * the driver), caches the CUmodule per context and the CUfunction per
+ * (module, context, kernel name). Thread-safe.
+ *
+ * Checked before the driver is touched: module and kernel non-NULL
+ * (TFC_ERR_NULL_POINTER), the module has PTX or a cubin, grid in
+ * [1, 2^31-1] x [1, 65535] x [1, 65535], block in [1, 1024] x [1, 1024] x
+ * [1, 64] with at most 1024 threads, shared_bytes >= 0 (else
+ * TFC_ERR_BAD_ARGUMENT). args may be NULL only for a kernel without
+ * parameters (checked where the driver can tell, CUDA >= 12.4). Above 48 KiB
+ * of dynamic shared memory the kernel's
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is raised first. When
+ * neither the cubin nor the PTX loads, the message has both errors and the
+ * start of the JIT's error log.
+ *
+ * The per-context cache is keyed by cuCtxGetId (CUDA >= 12.0; the context's
+ * address with older drivers), so a context destroyed and replaced gets the
+ * module loaded afresh. Loading (and the PTX JIT, which may take a while)
+ * holds the module's lock: other threads launching from the same module
+ * wait for it; launches themselves run outside the lock. */
+int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
+                        int64_t gx, int64_t gy, int64_t gz, int32_t bx,
+                        int32_t by, int32_t bz, int32_t shared_bytes,
+                        void *stream, void **args);
+
+/* Unloads every copy of `module` the runtime loaded (cuModuleUnload, each
+ * with its context pushed) and forgets the cached kernels; the next launch
+ * loads it again. Optional: without it, modules live until process exit.
+ * Call it only while no launch of the module is in flight and while every
+ * context the module was used in still exists (the primary context always
+ * does). NULL, or a module never launched, does nothing and succeeds. Every
+ * copy is forgotten even when an unload fails; the first failure is
+ * reported. */
+int32_t tfc_cuda_module_unload(tfc_cuda_module *module);
+
 #ifdef __cplusplus
 }
 #endif
