@@ -200,22 +200,25 @@ static void load_driver(void) {
     snprintf(drv.path, sizeof drv.path, "%s", env);
   } else {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so"};
-    const char *e = NULL;
+    char first_error[200] = "dlopen failed";
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
       drv.handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
       if (drv.handle != NULL) {
         snprintf(drv.path, sizeof drv.path, "%s", names[i]);
         break;
       }
-      if (i == 0)
-        e = dlerror(); /* the first name's reason is the telling one */
+      /* The first name's reason is the telling one; copy it, the next
+       * dlopen overwrites dlerror's buffer. */
+      const char *e = dlerror();
+      if (i == 0 && e != NULL)
+        snprintf(first_error, sizeof first_error, "%s", e);
     }
     if (drv.handle == NULL) {
       snprintf(drv_message, sizeof drv_message,
                "cannot load the CUDA driver (libcuda.so.1): %s; is the "
                "NVIDIA driver installed? (TFC_CUDA_DRIVER names another "
                "library)",
-               e ? e : "dlopen failed");
+               first_error);
       return;
     }
   }
