@@ -280,9 +280,9 @@ int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
  *
  * Context rule (as the CUDA runtime API): a call works in the CUDA context
  * current on the calling thread. When there is none, the runtime uses the
- * primary context of device TFC_CUDA_DEVICE (environment, read once; default
- * 0), retained once per process and never released, and makes it current on
- * the calling thread. So a program that creates or pushes its own context
+ * primary context of device TFC_CUDA_DEVICE (environment, read when that
+ * context is first needed; default 0), retained once per process and never
+ * released, and makes it current on the calling thread. So a program that creates or pushes its own context
  * (or uses the CUDA runtime API, whose device contexts are the primary ones)
  * shares memory and modules with tfc.
  *
@@ -336,7 +336,9 @@ int32_t tfc_cuda_synchronize(void *stream);
 
 /* ---- CUDA: called by generated code -------------------------------------- */
 
-/* One compiled GPU module, emitted by tfc into the object file as a global. */
+/* One compiled GPU module, emitted by tfc into the object file as a global.
+ * The global must be writable (not constant): the runtime stores its state
+ * pointer in it. */
 typedef struct tfc_cuda_module {
   const char *name;   /* e.g. "gpt2", for messages */
   const char *ptx;    /* NUL-terminated PTX text, always present */
