@@ -106,7 +106,7 @@ typedef struct cuda_driver {
 static cuda_driver drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static int32_t drv_status = TFC_ERR_NO_DEVICE; /* written once, in drv_once */
-static char drv_message[400];                 /* why drv_status != TFC_OK */
+static char drv_message[400];                  /* why drv_status != TFC_OK */
 
 /* One entry point: the symbol to dlsym and where its address goes. */
 typedef struct driver_symbol {
@@ -243,9 +243,8 @@ static void load_driver(void) {
   CUresult r = drv.Init(0);
   if (r != CUDA_SUCCESS) {
     char why[160];
-    snprintf(drv_message, sizeof drv_message,
-             "cuInit failed: %s (driver %s)", describe(r, why, sizeof why),
-             drv.path);
+    snprintf(drv_message, sizeof drv_message, "cuInit failed: %s (driver %s)",
+             describe(r, why, sizeof why), drv.path);
     return;
   }
   drv_status = TFC_OK;
@@ -609,8 +608,8 @@ static int32_t function_entry_for(const tfc_cuda_module *m, context_entry *c,
   }
   if (drv.FuncGetParamInfo != NULL) {
     size_t offset = 0, size = 0;
-    f->has_params = drv.FuncGetParamInfo(f->fn, 0, &offset, &size) ==
-                    CUDA_SUCCESS;
+    f->has_params =
+        drv.FuncGetParamInfo(f->fn, 0, &offset, &size) == CUDA_SUCCESS;
   }
   f->dyn_shared = TFC_CUDA_DEFAULT_DYNAMIC_SHARED;
   memcpy(f->name, kernel, len + 1);
@@ -620,10 +619,10 @@ static int32_t function_entry_for(const tfc_cuda_module *m, context_entry *c,
   return TFC_OK;
 }
 
-int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
-                        int64_t gx, int64_t gy, int64_t gz, int32_t bx,
-                        int32_t by, int32_t bz, int32_t shared_bytes,
-                        void *stream, void **args) {
+int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel, int64_t gx,
+                        int64_t gy, int64_t gz, int32_t bx, int32_t by,
+                        int32_t bz, int32_t shared_bytes, void *stream,
+                        void **args) {
   char who[160];
   snprintf(who, sizeof who, "tfc_cuda_launch(%s)", kernel ? kernel : "NULL");
   if (module == NULL)
@@ -640,8 +639,7 @@ int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
                         module->name ? module->name : "(unnamed)",
                         (long long)module->cubin_size);
   /* Limits of every device since compute capability 3.0. */
-  if (gx < 1 || gx > INT32_MAX || gy < 1 || gy > 65535 || gz < 1 ||
-      gz > 65535)
+  if (gx < 1 || gx > INT32_MAX || gy < 1 || gy > 65535 || gz < 1 || gz > 65535)
     return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
                         "%s: grid (%lld, %lld, %lld) is outside [1, 2^31-1] x "
                         "[1, 65535] x [1, 65535]",
@@ -672,9 +670,9 @@ int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
   if (status == TFC_OK)
     status = function_entry_for(module, c, kernel, who, &f);
   if (status == TFC_OK && args == NULL && f->has_params)
-    status = tfc_rt_error(TFC_ERR_NULL_POINTER,
-                          "%s: args is NULL but the kernel takes parameters",
-                          who);
+    status =
+        tfc_rt_error(TFC_ERR_NULL_POINTER,
+                     "%s: args is NULL but the kernel takes parameters", who);
   if (status == TFC_OK && shared_bytes > f->dyn_shared) {
     CUresult r = drv.FuncSetAttribute(
         f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes);
@@ -690,10 +688,9 @@ int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
   if (status != TFC_OK)
     return status;
 
-  CUresult r = drv.LaunchKernel(fn, (unsigned)gx, (unsigned)gy, (unsigned)gz,
-                                (unsigned)bx, (unsigned)by, (unsigned)bz,
-                                (unsigned)shared_bytes, (CUstream)stream, args,
-                                NULL);
+  CUresult r = drv.LaunchKernel(
+      fn, (unsigned)gx, (unsigned)gy, (unsigned)gz, (unsigned)bx, (unsigned)by,
+      (unsigned)bz, (unsigned)shared_bytes, (CUstream)stream, args, NULL);
   if (r != CUDA_SUCCESS)
     return cu_fail(0, r, "cuLaunchKernel", "%s", who);
   return TFC_OK;

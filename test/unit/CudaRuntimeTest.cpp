@@ -41,7 +41,8 @@
          << textExpr << " is \"" << text << "\"\n  which lacks \"" << part
          << "\"";
 }
-#define EXPECT_CONTAINS(text, part) EXPECT_PRED_FORMAT2(containsFormat, text, part)
+#define EXPECT_CONTAINS(text, part)                                            \
+  EXPECT_PRED_FORMAT2(containsFormat, text, part)
 
 namespace {
 
@@ -172,7 +173,9 @@ DONE:
 
 // For the fake driver, a "cubin" is "\x7fELF" followed by PTX-like text.
 std::string fakeCubin(const char *text = kPtx) {
-  return std::string("\x7f" "ELF") + text;
+  return std::string("\x7f"
+                     "ELF") +
+         text;
 }
 
 tfc_cuda_module makeModule(const char *ptx, const std::string *cubin,
@@ -271,8 +274,8 @@ struct DoubleBuffers {
   int32_t launch(tfc_cuda_module *m, void *stream = nullptr) {
     unsigned count = (unsigned)n;
     void *args[] = {&x, &y, &count};
-    return tfc_cuda_launch(m, "tfc_test_double", (int64_t)(n + 255) / 256, 1,
-                           1, 256, 1, 1, 0, stream, args);
+    return tfc_cuda_launch(m, "tfc_test_double", (int64_t)(n + 255) / 256, 1, 1,
+                           256, 1, 1, 0, stream, args);
   }
   void expectDoubled() {
     std::vector<float> out(n, -1.0f);
@@ -296,8 +299,8 @@ TEST(CudaNoDriver, EveryCallReportsNoDevice) {
     EXPECT_EQ(tfc_cuda_device_count(&count), TFC_ERR_NO_DEVICE);
     EXPECT_EQ(count, 0);
     EXPECT_CONTAINS(lastError(),
-                "tfc_cuda_device_count: cannot load the CUDA driver "
-                          "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1");
+                    "tfc_cuda_device_count: cannot load the CUDA driver "
+                    "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1");
 
     void *p = &count;
     EXPECT_EQ(tfc_cuda_malloc(&p, 64), TFC_ERR_NO_DEVICE);
@@ -309,8 +312,7 @@ TEST(CudaNoDriver, EveryCallReportsNoDevice) {
     EXPECT_EQ(tfc_cuda_free(nullptr), TFC_OK) << "free(NULL) is a no-op";
     EXPECT_EQ(tfc_cuda_memcpy_to_device(fakeDevice, host, 16),
               TFC_ERR_NO_DEVICE);
-    EXPECT_EQ(tfc_cuda_memcpy_to_host(host, fakeDevice, 16),
-              TFC_ERR_NO_DEVICE);
+    EXPECT_EQ(tfc_cuda_memcpy_to_host(host, fakeDevice, 16), TFC_ERR_NO_DEVICE);
     EXPECT_EQ(tfc_cuda_memset_zero(fakeDevice, 16), TFC_ERR_NO_DEVICE);
     EXPECT_EQ(tfc_cuda_synchronize(nullptr), TFC_ERR_NO_DEVICE);
     EXPECT_CONTAINS(lastError(), "tfc_cuda_synchronize: cannot load");
@@ -321,7 +323,7 @@ TEST(CudaNoDriver, EveryCallReportsNoDevice) {
                               nullptr, args),
               TFC_ERR_NO_DEVICE);
     EXPECT_CONTAINS(lastError(),
-                "tfc_cuda_launch(tfc_test_double): cannot load");
+                    "tfc_cuda_launch(tfc_test_double): cannot load");
     EXPECT_EQ(m.state, nullptr);
     EXPECT_EQ(tfc_cuda_module_unload(&m), TFC_OK);
     EXPECT_EQ(tfc_cuda_module_unload(nullptr), TFC_OK);
@@ -347,7 +349,7 @@ TEST(CudaNoDriver, CuInitFails) {
     *fake.deviceCount = 0; // the fake's cuInit then fails like a real one
     EXPECT_EQ(tfc_cuda_available(), 0);
     EXPECT_CONTAINS(lastError(), "cuInit failed: CUDA_ERROR_NO_DEVICE "
-                                       "(no CUDA-capable device is detected)");
+                                 "(no CUDA-capable device is detected)");
     int32_t count = -1;
     EXPECT_EQ(tfc_cuda_device_count(&count), TFC_ERR_NO_DEVICE);
     EXPECT_EQ(count, 0);
@@ -499,22 +501,21 @@ TEST(CudaFake, DriverErrorsBecomeStatusesWithMessages) {
     EXPECT_EQ(tfc_cuda_memcpy_to_device(d, host, 16), TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(), "tfc_cuda_memcpy_to_device(");
     EXPECT_CONTAINS(lastError(), "16 bytes): cuMemcpyHtoD failed: "
-                                       "CUDA_ERROR_INVALID_VALUE (invalid "
-                                       "argument)");
+                                 "CUDA_ERROR_INVALID_VALUE (invalid "
+                                 "argument)");
     // Past the end of the allocation: the (fake) driver refuses.
     EXPECT_EQ(tfc_cuda_memcpy_to_host(host, d, 257), TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(), "cuMemcpyDtoH failed: "
-                                       "CUDA_ERROR_INVALID_VALUE");
+                                 "CUDA_ERROR_INVALID_VALUE");
     fake.fail("cuMemsetD8_v2", 719, 1);
     EXPECT_EQ(tfc_cuda_memset_zero(d, 4), TFC_ERR_DEVICE);
-    EXPECT_CONTAINS(lastError(),
-                "cuMemsetD8 failed: CUDA_ERROR_LAUNCH_FAILED "
-                          "(unspecified launch failure)");
+    EXPECT_CONTAINS(lastError(), "cuMemsetD8 failed: CUDA_ERROR_LAUNCH_FAILED "
+                                 "(unspecified launch failure)");
     fake.fail("cuStreamSynchronize", 719, 1);
     EXPECT_EQ(tfc_cuda_synchronize(nullptr), TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(), "tfc_cuda_synchronize(stream ");
     EXPECT_CONTAINS(lastError(),
-                "cuStreamSynchronize failed: CUDA_ERROR_LAUNCH_");
+                    "cuStreamSynchronize failed: CUDA_ERROR_LAUNCH_");
     fake.fail("cuDeviceGetCount", 999, 1);
     int32_t count = 5;
     EXPECT_EQ(tfc_cuda_device_count(&count), TFC_ERR_DEVICE);
@@ -524,8 +525,8 @@ TEST(CudaFake, DriverErrorsBecomeStatusesWithMessages) {
     fake.fail("cuMemFree_v2", 12345, 1);
     EXPECT_EQ(tfc_cuda_free(d), TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(),
-                "cuMemFree failed: CUresult 12345 (unknown to this "
-                          "driver)");
+                    "cuMemFree failed: CUresult 12345 (unknown to this "
+                    "driver)");
     fake.fail("cuCtxGetCurrent", 201, 1);
     EXPECT_EQ(tfc_cuda_synchronize(nullptr), TFC_ERR_DEVICE);
     EXPECT_EQ(lastError(), "tfc_cuda_synchronize: querying the current "
@@ -582,9 +583,9 @@ TEST(CudaFake, LaunchFailureMessage) {
     EXPECT_EQ(lastError(), "tfc_cuda_launch(tfc_test_double): cuLaunchKernel "
                            "failed: CUDA_ERROR_INVALID_VALUE (invalid "
                            "argument)");
-    EXPECT_EQ(tfc_cuda_launch(&m, "nope", 1, 1, 1, 1, 1, 1, 0, nullptr,
-                              nullptr),
-              TFC_ERR_DEVICE);
+    EXPECT_EQ(
+        tfc_cuda_launch(&m, "nope", 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr),
+        TFC_ERR_DEVICE);
     EXPECT_EQ(lastError(), "tfc_cuda_launch(nope): looking up kernel nope in "
                            "module gpt2: cuModuleGetFunction failed: "
                            "CUDA_ERROR_NOT_FOUND (named symbol not found)");
@@ -666,8 +667,8 @@ TEST(CudaFake, LargeDynamicSharedMemoryIsOptedInOnce) {
     FakeDriver fake;
     tfc_cuda_module m = makeModule(kPtx, nullptr);
     auto launch = [&](int32_t shared) {
-      return tfc_cuda_launch(&m, "tfc_test_noparams", 1, 1, 1, 32, 1, 1,
-                             shared, nullptr, nullptr);
+      return tfc_cuda_launch(&m, "tfc_test_noparams", 1, 1, 1, 32, 1, 1, shared,
+                             nullptr, nullptr);
     };
     ASSERT_EQ(launch(48 * 1024), TFC_OK) << lastError();
     EXPECT_EQ(fake.calls("cuFuncSetAttribute"), 0);
@@ -803,7 +804,7 @@ TEST(CudaFake, OldDriverWithoutOptionalEntryPoints) {
                               nullptr, nullptr),
               TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(), "cuLaunchKernel failed: "
-                                       "CUDA_ERROR_INVALID_VALUE");
+                                 "CUDA_ERROR_INVALID_VALUE");
   });
 }
 
@@ -824,8 +825,8 @@ TEST(CudaFake, ThreadsShareModulesAndThePrimaryContext) {
         DoubleBuffers b(64 + t);
         for (int i = 0; i < kIterations; ++i) {
           if (b.launch(&m) != TFC_OK ||
-              tfc_cuda_launch(&m, "tfc_test_noparams", 1, 1, 1, 1, 1, 1,
-                              60000, nullptr, nullptr) != TFC_OK ||
+              tfc_cuda_launch(&m, "tfc_test_noparams", 1, 1, 1, 1, 1, 1, 60000,
+                              nullptr, nullptr) != TFC_OK ||
               tfc_cuda_launch(&m, "tfc_test_shared_add1", 1, 1, 1, 1, 1, 1, 0,
                               nullptr, nullptr) != TFC_ERR_NULL_POINTER) {
             ++failures;
@@ -834,8 +835,7 @@ TEST(CudaFake, ThreadsShareModulesAndThePrimaryContext) {
           }
         }
         b.expectDoubled();
-        EXPECT_EQ(fake.current(),
-                  t >= 6 ? user : fake.primaryContext(0));
+        EXPECT_EQ(fake.current(), t >= 6 ? user : fake.primaryContext(0));
       });
     for (std::thread &t : threads)
       t.join();
@@ -848,7 +848,8 @@ TEST(CudaFake, ThreadsShareModulesAndThePrimaryContext) {
   });
 }
 
-// ---- A real GPU (skipped without one) ----------------------------------------
+// ---- A real GPU (skipped without one)
+// ----------------------------------------
 
 // Runs body with the real driver, or skips when there is no usable device.
 void onGpu(const std::function<void()> &body) {
@@ -888,7 +889,9 @@ TEST(CudaGpu, UnknownKernelIsNotFound) {
 
 TEST(CudaGpu, BrokenCubinFallsBackToPtx) {
   onGpu([] {
-    std::string cubin = std::string("\x7f" "ELF") + std::string(60, '\x01');
+    std::string cubin = std::string("\x7f"
+                                    "ELF") +
+                        std::string(60, '\x01');
     tfc_cuda_module m = makeModule(kPtx, &cubin);
     DoubleBuffers b(333);
     ASSERT_EQ(b.launch(&m), TFC_OK) << lastError();
@@ -904,7 +907,7 @@ TEST(CudaGpu, BrokenPtxReportsTheJitLog) {
     DoubleBuffers b(8);
     EXPECT_EQ(b.launch(&m), TFC_ERR_DEVICE);
     EXPECT_CONTAINS(lastError(), "cuModuleLoadDataEx failed: "
-                                       "CUDA_ERROR_INVALID_PTX");
+                                 "CUDA_ERROR_INVALID_PTX");
     EXPECT_CONTAINS(lastError(), "; JIT log: ");
     EXPECT_EQ(lastError().find("JIT log: (empty)"), std::string::npos)
         << lastError();
@@ -930,20 +933,20 @@ TEST(CudaGpu, LargeDynamicSharedMemory) {
 }
 
 TEST(CudaGpu, CubinFromPtxas) {
-  std::string ptxas = getenv("TFC_TEST_PTXAS") ? getenv("TFC_TEST_PTXAS")
-                                               : TFC_TEST_PTXAS;
+  std::string ptxas =
+      getenv("TFC_TEST_PTXAS") ? getenv("TFC_TEST_PTXAS") : TFC_TEST_PTXAS;
   if (ptxas.empty() || access(ptxas.c_str(), X_OK) != 0)
     GTEST_SKIP() << "no ptxas (set TFC_TEST_PTXAS)";
   onGpu([&] {
-    std::string arch = getenv("TFC_TEST_CUDA_ARCH") ? getenv("TFC_TEST_CUDA_ARCH")
-                                                    : "sm_90";
+    std::string arch =
+        getenv("TFC_TEST_CUDA_ARCH") ? getenv("TFC_TEST_CUDA_ARCH") : "sm_90";
     char dir[] = "/tmp/tfc-cuda-test-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     std::string ptxPath = std::string(dir) + "/k.ptx";
     std::string cubinPath = std::string(dir) + "/k.cubin";
     std::ofstream(ptxPath) << kPtx;
-    std::string cmd = ptxas + " -arch=" + arch + " " + ptxPath + " -o " +
-                      cubinPath;
+    std::string cmd =
+        ptxas + " -arch=" + arch + " " + ptxPath + " -o " + cubinPath;
     ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
     std::ifstream in(cubinPath, std::ios::binary);
     std::string cubin((std::istreambuf_iterator<char>(in)),

@@ -125,7 +125,8 @@ static int live_allocations;
 
 static fake_cuda_launch_record last_launch;
 
-/* ---- Controls for the tests ----------------------------------------------- */
+/* ---- Controls for the tests -----------------------------------------------
+ */
 
 EXPORT int fake_cuda_device_count = 2;
 
@@ -196,7 +197,8 @@ EXPORT void fake_cuda_last_launch(fake_cuda_launch_record *out) {
   pthread_mutex_unlock(&lock);
 }
 
-/* ---- Helpers -------------------------------------------------------------- */
+/* ---- Helpers --------------------------------------------------------------
+ */
 
 /* Counts a call of `name` and returns its injected failure, if any. */
 static CUresult enter(const char *name) {
@@ -249,7 +251,8 @@ static allocation *find_allocation(CUdeviceptr p, size_t n) {
   return NULL;
 }
 
-/* ---- Errors --------------------------------------------------------------- */
+/* ---- Errors ---------------------------------------------------------------
+ */
 
 static const struct {
   CUresult code;
@@ -296,7 +299,8 @@ EXPORT CUresult cuGetErrorString(CUresult error, const char **str) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* ---- Initialisation, devices, contexts ------------------------------------ */
+/* ---- Initialisation, devices, contexts ------------------------------------
+ */
 
 EXPORT CUresult cuInit(unsigned int flags) {
   ENTER("cuInit");
@@ -390,7 +394,8 @@ EXPORT CUresult cuCtxGetId(void *ctx, unsigned long long *id) {
 }
 #endif
 
-/* ---- Memory ---------------------------------------------------------------- */
+/* ---- Memory ----------------------------------------------------------------
+ */
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
   ENTER("cuMemAlloc_v2");
@@ -459,8 +464,7 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value,
-                              size_t n) {
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
   ENTER("cuMemsetD8_v2");
   NEED_CONTEXT();
   pthread_mutex_lock(&lock);
@@ -479,10 +483,14 @@ EXPORT CUresult cuStreamSynchronize(void *stream) {
   return CUDA_SUCCESS;
 }
 
-/* ---- Modules and kernels --------------------------------------------------- */
+/* ---- Modules and kernels ---------------------------------------------------
+ */
 
 static int is_cubin(const void *image) {
-  return memcmp(image, "\x7f" "ELF", 4) == 0;
+  return memcmp(image,
+                "\x7f"
+                "ELF",
+                4) == 0;
 }
 
 static CUresult load(fake_module **out, const void *image, int cubin) {
@@ -543,8 +551,7 @@ EXPORT CUresult cuModuleUnload(void *module) {
   return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuModuleGetFunction(void **fn, void *module,
-                                    const char *name) {
+EXPORT CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
   ENTER("cuModuleGetFunction");
   NEED_CONTEXT();
   fake_module *m = (fake_module *)module;
@@ -615,8 +622,9 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   int max_shared = f->max_dynamic_shared;
   pthread_mutex_unlock(&lock);
   if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
-      (unsigned long long)bx * by * bz > 1024 || (int)shared_bytes > max_shared ||
-      extra != NULL || (f->num_params > 0 && params == NULL))
+      (unsigned long long)bx * by * bz > 1024 ||
+      (int)shared_bytes > max_shared || extra != NULL ||
+      (f->num_params > 0 && params == NULL))
     return CUDA_ERROR_INVALID_VALUE;
   if (strcmp(f->name, "tfc_test_double") == 0) {
     const float *x = *(const float *const *)params[0];

@@ -282,9 +282,9 @@ int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
  * current on the calling thread. When there is none, the runtime uses the
  * primary context of device TFC_CUDA_DEVICE (environment, read when that
  * context is first needed; default 0), retained once per process and never
- * released, and makes it current on the calling thread. So a program that creates or pushes its own context
- * (or uses the CUDA runtime API, whose device contexts are the primary ones)
- * shares memory and modules with tfc.
+ * released, and makes it current on the calling thread. So a program that
+ * creates or pushes its own context (or uses the CUDA runtime API, whose device
+ * contexts are the primary ones) shares memory and modules with tfc.
  *
  * Device pointers are `void *` holding the CUdeviceptr value (64-bit hosts);
  * streams are `void *` holding a CUstream of the current context, NULL for
@@ -372,10 +372,10 @@ typedef struct tfc_cuda_module {
  * module loaded afresh. Loading (and the PTX JIT, which may take a while)
  * holds the module's lock: other threads launching from the same module
  * wait for it; launches themselves run outside the lock. */
-int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel,
-                        int64_t gx, int64_t gy, int64_t gz, int32_t bx,
-                        int32_t by, int32_t bz, int32_t shared_bytes,
-                        void *stream, void **args);
+int32_t tfc_cuda_launch(tfc_cuda_module *module, const char *kernel, int64_t gx,
+                        int64_t gy, int64_t gz, int32_t bx, int32_t by,
+                        int32_t bz, int32_t shared_bytes, void *stream,
+                        void **args);
 
 /* Unloads every copy of `module` the runtime loaded (cuModuleUnload, each
  * with its context pushed) and forgets the cached kernels; the next launch
