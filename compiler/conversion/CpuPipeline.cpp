@@ -15,6 +15,10 @@ void tfc::buildCpuPipeline(OpPassManager &pm,
   lowerOptions.vectorWidth = options.vectorWidth;
   pm.addPass(createTfcLowerToLoops(lowerOptions));
   pm.addPass(createTfcOutlineParallelLoops());
+  buildHostToLLVMPipeline(pm);
+}
+
+void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,6 +32,27 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers `tfc-cpu-pipeline` for tfc-opt.
 void registerCpuPipeline();
+
+/// The host part of both pipelines: loops, vectors and memrefs of the host
+/// functions -> LLVM dialect (tfc-approximate-math included).
+void buildHostToLLVMPipeline(OpPassManager &pm);
+
+/// Options of the CUDA pipeline.
+struct CudaPipelineOptions {
+  std::string arch = "sm_90"; // chip of the PTX and the cubin
+  std::string ptxFeatures = "+ptx80";
+  std::string ptxas; // assembles a cubin when not empty
+};
+
+/// tfc -> loops -> GPU kernels (PTX, cubin) + host code that launches them
+/// through the tfc runtime -> LLVM dialect, ready for translation.
+void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
+
+/// The LLVM global holding the NUL-terminated PTX of a CUDA build.
+inline constexpr llvm::StringLiteral kPtxGlobalName = "__tfc_cuda_ptx";
+
+/// Registers `tfc-cuda-pipeline` for tfc-opt.
+void registerCudaPipeline();
 
 } // namespace mlir::tfc
 

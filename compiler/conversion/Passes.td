@@ -79,6 +79,129 @@ def TfcOutlineParallelLoops
   ];
 }
 
+def TfcParallelLoopsToGpu : Pass<"tfc-parallel-loops-to-gpu", "ModuleOp"> {
+  let summary = "Runs the 1-D scf.parallel loops of tfc entry points as GPU "
+                "kernel launches";
+  let description = [{
+    The CUDA target's first step after `tfc-lower-to-loops`: inside each
+    function marked `tfc.runtime_handle`, every outermost 1-D `scf.parallel`
+    (from 0, step 1, no results) becomes a `gpu.launch` of ceil(n / 128)
+    blocks of 128 threads, each running one iteration. The host code around
+    the loops keeps computing sizes and buffer views; an op there that still
+    reads or writes memory is an error (the host cannot dereference device
+    pointers). `gpu-kernel-outlining` then moves the bodies into kernels.
+
+    Before:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+    ```
+    After:
+    ```mlir
+    %blocks = arith.ceildivui %n, %c128 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+      %i = bx * 128 + tx
+      scf.if %i < %n { ... }
+      gpu.terminator
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def TfcMergeGpuModules : Pass<"tfc-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module @kernels";
+  let description = [{
+    `gpu-kernel-outlining` makes one gpu.module per kernel; a model ships one
+    device image, loaded once. Each kernel is renamed after the module it
+    came from (unique) and the launches are updated.
+
+    Before:
+    ```mlir
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { ... } }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { ... } }
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    ```
+    After:
+    ```mlir
+    gpu.module @kernels {
+      gpu.func @f_kernel(...) kernel { ... }
+      gpu.func @f_kernel_0(...) kernel { ... }
+    }
+    gpu.launch_func @kernels::@f_kernel_0 ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TfcGpuLaunchesToRuntime : Pass<"tfc-gpu-launches-to-runtime", "ModuleOp"> {
+  let summary = "Embeds the device image and launches kernels through the "
+                "tfc runtime";
+  let description = [{
+    Runs after `gpu-module-to-binary{format=isa}`. The `gpu.binary`'s PTX
+    (and, when `ptxas` names the assembler, a cubin for `arch`) becomes an
+    internal `tfc_cuda_module` global (runtime.h); every `gpu.launch_func`
+    in a host function whose first argument is the stream becomes a call to
+    `tfc_cuda_launch(&module, "kernel", grid, block, shared bytes, stream,
+    args)` with the kernel operands flattened as NVVM kernels take them
+    (memrefs as pointer, pointer, offset, sizes, strides). A status slot
+    skips the launches after a failed one and every `func.return` returns
+    the first failure.
+
+    Before:
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "...">]
+    gpu.launch_func @kernels::@k blocks in (%g, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%n : index, %x : memref<?xf32>)
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global internal @__tfc_cuda_module() : !llvm.struct<(ptr, ptr, ptr, i64, ptr, ptr)>
+    %status = scf.if %ok {
+      %s = func.call @tfc_cuda_launch(%module, %name, %g64, ..., %stream, %args)
+    }
+    ```
+  }];
+  let options = [
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas to assemble a cubin with (empty: embed the PTX only)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
+           "GPU architecture of the cubin and the module's arch field">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def TfcSqrtToNVVM : Pass<"tfc-sqrt-to-nvvm"> {
+  let summary = "Lowers f32 sqrt and rsqrt to PTX's correctly rounded "
+                "sqrt.rn.f32";
+  let description = [{
+    Keeps kernels free of libdevice calls (convert-gpu-to-nvvm would call
+    __nv_sqrtf / __nv_rsqrtf) and gives the CPU's results: rsqrt is 1 / sqrt
+    as convert-math-to-llvm makes it, vectors go lane by lane.
+
+    Before:
+    ```mlir
+    %r = math.rsqrt %x : f32
+    ```
+    After:
+    ```mlir
+    %s = llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"(%x) : (f32) -> f32
+    %r = arith.divf %cst_1, %s : f32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def TfcApproximateMath : Pass<"tfc-approximate-math"> {
   let summary = "Expands f32 exp, log, tanh and erf into polynomials";
   let description = [{

@@ -11,6 +11,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -18,10 +19,13 @@ int main(int argc, char **argv) {
   mlir::tfc::registerConversionPasses();
   mlir::tfc::registerTransformsPasses();
   mlir::tfc::registerCpuPipeline();
+  mlir::tfc::registerCudaPipeline();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::tfc::TfcDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));

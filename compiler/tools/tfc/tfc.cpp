@@ -14,6 +14,7 @@
 #include "frontend/ModelBuilder.h"
 #include "frontend/ParamLayout.h"
 #include "spec/Spec.h"
+#include "target/CudaTarget.h"
 #include "target/HeaderEmitter.h"
 #include "target/ObjectEmitter.h"
 #include "tfc/Dialect/TfcDialect.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace llvm;
@@ -42,7 +44,8 @@ enum class Emit {
   Asm,
   Obj,
   Header,
-  Layout
+  Layout,
+  Ptx
 };
 
 // The shared LLVM library registers hundreds of backend options; --help
@@ -67,11 +70,24 @@ cl::opt<Emit> emitKind(
         clEnumValN(Emit::Obj, "obj",
                    "an ELF object, and the C header beside it (default)"),
         clEnumValN(Emit::Header, "header", "the C header only"),
-        clEnumValN(Emit::Layout, "layout", "the parameter table as JSON")),
+        clEnumValN(Emit::Layout, "layout", "the parameter table as JSON"),
+        clEnumValN(Emit::Ptx, "ptx",
+                   "the kernels' PTX (CUDA target; implies --target=cuda)")),
     cl::cat(tfcCategory));
-cl::opt<std::string> targetDevice("target",
-                                  cl::desc("Device: cpu (default: the spec's)"),
-                                  cl::init(""), cl::cat(tfcCategory));
+cl::opt<std::string>
+    targetDevice("target",
+                 cl::desc("Device: cpu or cuda (default: the spec's)"),
+                 cl::init(""), cl::cat(tfcCategory));
+cl::opt<std::string> cudaArch("cuda-arch",
+                              cl::desc("GPU architecture of the CUDA target "
+                                       "(sm_NN, default sm_90)"),
+                              cl::init("sm_90"), cl::cat(tfcCategory));
+cl::opt<std::string>
+    ptxasPath("ptxas",
+              cl::desc("ptxas that assembles the cubin embedded beside the PTX "
+                       "(default: ptxas on PATH, else /usr/local/cuda/bin/"
+                       "ptxas; 'none': embed the PTX only)"),
+              cl::init(""), cl::cat(tfcCategory));
 cl::opt<std::string> mcpu("mcpu",
                           cl::desc("CPU name (default: the spec's, "
                                    "else the host's)"),
@@ -94,6 +110,35 @@ cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
                            cl::init(""), cl::cat(tfcCategory));
+
+/// The CUDA pipeline's options from the command line; std::nullopt and
+/// `error` for a malformed --cuda-arch or a --ptxas that does not exist.
+std::optional<mlir::tfc::CudaPipelineOptions>
+cudaPipelineOptions(std::string &error) {
+  StringRef arch = cudaArch;
+  unsigned number = 0;
+  if (!arch.consume_front("sm_") || arch.consumeInteger(10, number) ||
+      number < 50 || number > 999 || !(arch.empty() || arch == "a")) {
+    error = "--cuda-arch '" + cudaArch + "' is not sm_NN (e.g. sm_90)";
+    return std::nullopt;
+  }
+  mlir::tfc::CudaPipelineOptions options;
+  options.arch = cudaArch;
+  if (ptxasPath == "none")
+    return options;
+  if (!ptxasPath.empty()) {
+    if (!sys::fs::can_execute(ptxasPath)) {
+      error = "--ptxas '" + ptxasPath + "' is not an executable file";
+      return std::nullopt;
+    }
+    options.ptxas = ptxasPath;
+  } else if (ErrorOr<std::string> found = sys::findProgramByName("ptxas")) {
+    options.ptxas = *found;
+  } else if (sys::fs::can_execute("/usr/local/cuda/bin/ptxas")) {
+    options.ptxas = "/usr/local/cuda/bin/ptxas";
+  }
+  return options;
+}
 
 /// The fusions the command line turns off; false on an unknown name.
 bool disabledFusionSet(llvm::StringSet<> &disabled) {
@@ -181,6 +226,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (!targetDevice.empty() && targetDevice != "cpu" && targetDevice != "cuda")
+    return fail("unknown --target '" + targetDevice + "' (cpu, cuda)");
+  bool cuda =
+      emitKind == Emit::Ptx || targetDevice == "cuda" ||
+      (targetDevice.empty() && spec->target.device == tfc::spec::Device::CUDA);
   std::string out = outputPath.empty() ? defaultOutput(*spec, emitKind)
                                        : outputPath.getValue();
   tfc::ParamLayout layout = tfc::computeLayout(*spec);
@@ -188,7 +238,9 @@ int main(int argc, char **argv) {
   case Emit::Spec:
     return writeText(out, tfc::spec::printSpec(*spec)) ? 0 : 1;
   case Emit::Header:
-    return writeText(out, tfc::emitHeader(*spec, layout, !forwardOnly)) ? 0 : 1;
+    return writeText(out, tfc::emitHeader(*spec, layout, !forwardOnly, cuda))
+               ? 0
+               : 1;
   case Emit::Layout:
     return writeText(out, tfc::emitLayoutJson(*spec, layout)) ? 0 : 1;
   default:
@@ -199,7 +251,9 @@ int main(int argc, char **argv) {
   if (!disabledFusionSet(disabled))
     return 1;
 
-  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  tfc::registerCudaTarget(registry);
+  mlir::MLIRContext context(registry);
   context.getOrLoadDialect<mlir::tfc::TfcDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec);
   if (!module)
@@ -211,15 +265,13 @@ int main(int argc, char **argv) {
     return writeText(out, text) ? 0 : 1;
   }
 
-  // Code generation: only the CPU target exists so far.
-  if (!targetDevice.empty() && targetDevice != "cpu") {
-    if (targetDevice == "cuda")
-      return fail("the CUDA target is not implemented yet");
-    return fail("unknown --target '" + targetDevice + "' (cpu, cuda)");
+  std::optional<mlir::tfc::CudaPipelineOptions> cudaOptions;
+  if (cuda) {
+    std::string error;
+    cudaOptions = cudaPipelineOptions(error);
+    if (!cudaOptions)
+      return fail(error);
   }
-  if (spec->target.device == tfc::spec::Device::CUDA && targetDevice.empty())
-    return fail(spec->path + ": device = \"cuda\" is not implemented yet; "
-                             "use --target=cpu");
   tfc::HostTarget hostTarget{mcpu.empty() ? spec->target.cpu : mcpu,
                              mattr.empty() ? spec->target.features : mattr};
   std::string error;
@@ -240,11 +292,21 @@ int main(int argc, char **argv) {
     return writeText(out, mlir::tfc::fusionReport(*module, disabled)) ? 0 : 1;
   }
   tfc::buildInitFunctions(*module, spec->name, layout);
-  mlir::tfc::CpuPipelineOptions options;
-  options.vectorWidth = tfc::vectorWidthOf(*machine);
-  mlir::tfc::buildCpuPipeline(pm, options);
+  if (cudaOptions) {
+    mlir::tfc::buildCudaPipeline(pm, *cudaOptions);
+  } else {
+    mlir::tfc::CpuPipelineOptions options;
+    options.vectorWidth = tfc::vectorWidthOf(*machine);
+    mlir::tfc::buildCpuPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     return 1;
+  if (emitKind == Emit::Ptx) {
+    std::optional<StringRef> ptx = tfc::embeddedPtx(*module);
+    if (!ptx)
+      return fail("the model has no kernels");
+    return writeText(out, *ptx) ? 0 : 1;
+  }
   if (emitKind == Emit::Mlir) {
     std::string text;
     raw_string_ostream os(text);
@@ -277,7 +339,7 @@ int main(int argc, char **argv) {
   if (object && out != "-") {
     SmallString<256> header(out);
     sys::path::replace_extension(header, ".h");
-    if (!writeText(header, tfc::emitHeader(*spec, layout, !forwardOnly)))
+    if (!writeText(header, tfc::emitHeader(*spec, layout, !forwardOnly, cuda)))
       return 1;
   }
   return 0;

@@ -1,0 +1,114 @@
+//===- ParallelLoopsToGpu.cpp - scf.parallel -> gpu.launch ------*- C++ -*-===//
+//
+// The CUDA target reuses the loop-level lowering of tfc-lower-to-loops: every
+// op's work there is one 1-D `scf.parallel` over independent rows or tiles,
+// and the host code around the loops only computes sizes and buffer views.
+// Each such loop becomes a `gpu.launch` with one GPU thread per iteration;
+// gpu-kernel-outlining then moves the bodies into a gpu.module. Memory that
+// the host code around the loops would touch (a serial loop over the tokens
+// or the loss) is moved to the device too: see SerialRegion below.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCPARALLELLOOPSTOGPU
+#include "conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// Threads per block of a row-parallel kernel. Iterations are heavy (a row or
+/// a register tile), so a small block keeps more blocks per SM schedulable.
+constexpr int64_t kThreadsPerBlock = 128;
+
+/// Rebuilds `loop` (1-D, from 0 step 1) as a launch of ceil(n / 128) blocks
+/// of 128 threads; thread t of block b runs iteration b * 128 + t if < n.
+void convertLoop(scf::ParallelOp loop) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  Value n = loop.getUpperBound()[0];
+  Value threads = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, n, threads);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value first = arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads);
+  Value iv = arith::AddIOp::create(b, loc, first, launch.getThreadIds().x);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, iv, n);
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  gpu::TerminatorOp::create(b, loc);
+
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  IRMapping map;
+  map.map(loop.getInductionVars()[0], iv);
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, map);
+  loop.erase();
+}
+
+bool isParallelFromZeroByOne(scf::ParallelOp loop) {
+  auto isConstant = [](Value v, int64_t c) {
+    auto constant = v.getDefiningOp<arith::ConstantIndexOp>();
+    return constant && constant.value() == c;
+  };
+  return loop.getNumLoops() == 1 && loop.getNumResults() == 0 &&
+         isConstant(loop.getLowerBound()[0], 0) &&
+         isConstant(loop.getStep()[0], 1);
+}
+
+/// True for a region-free op that reads or writes memory; views and
+/// casts of buffers only compute addresses, which the host may do.
+bool touchesMemory(Operation *op) {
+  if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
+    return false;
+  return isa<func::CallOp>(op) || !isMemoryEffectFree(op);
+}
+
+struct ParallelLoopsToGpuPass
+    : public tfc::impl::TfcParallelLoopsToGpuBase<ParallelLoopsToGpuPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tfc.runtime_handle"))
+        continue;
+      SmallVector<scf::ParallelOp> loops;
+      func.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+        loops.push_back(loop);
+        return WalkResult::skip(); // Inner loops run inside the kernel.
+      });
+      for (scf::ParallelOp loop : loops) {
+        if (!isParallelFromZeroByOne(loop)) {
+          loop.emitOpError("cannot be mapped to GPU threads: expected a 1-D "
+                           "loop from 0 with step 1 and no results");
+          return signalPassFailure();
+        }
+        convertLoop(loop);
+      }
+      WalkResult serial = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<gpu::LaunchOp>(op))
+          return WalkResult::skip();
+        if (touchesMemory(op)) {
+          op->emitOpError("touches memory outside a parallel loop, which the "
+                          "CUDA target cannot run on the host yet");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (serial.wasInterrupted())
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
