@@ -40,6 +40,32 @@ llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt"]
 if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:
     config.available_features.add("torch")
 
+# The CUDA target: ptxas (the cubin, and a check of every PTX the compiler
+# writes) where the toolkit is installed; a GPU where the driver loads and
+# reports a device (tests that run kernels need one).
+ptxas = shutil.which("ptxas")
+if not ptxas and os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    ptxas = "/usr/local/cuda/bin/ptxas"
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def cuda_device_count():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+if cuda_device_count() > 0:
+    config.available_features.add("cuda-device")
+
 # A TFC_SANITIZE build: every sanitizer report is fatal, leaks included (the
 # same defaults as scripts/test-sanitized.sh, unless the environment sets its
 # own). %cc then instruments the programs it links against the runtime.

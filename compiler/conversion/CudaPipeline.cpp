@@ -48,7 +48,7 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   kernels.addPass(createLoopInvariantCodeMotionPass());
   kernels.addPass(createTfcApproximateMath());
   kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createTfcSqrtToNVVM()); // Not libdevice's __nv_sqrtf.
+  kernels.addPass(createTfcMathToNVVM()); // Not libdevice's __nv_sqrtf, ...
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCanonicalizerPass());

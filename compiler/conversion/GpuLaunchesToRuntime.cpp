@@ -233,7 +233,9 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   if (launches.empty())
     return success();
   if (moduleGlobal.empty())
-    return launches.front().emitOpError("launches a kernel of no gpu.binary");
+    return launches.front().emitOpError("launches a kernel that is not "
+                                        "serialized (run gpu-module-to-binary "
+                                        "first)");
   if (func.getNumArguments() == 0 ||
       !isa<LLVM::LLVMPointerType>(func.getArgument(0).getType()))
     return func.emitOpError("launches kernels but its first argument is not "

@@ -40,7 +40,7 @@ struct MergeGpuModulesPass
       StringAttr kernelName = source.getSymNameAttr();
       for (Operation &op : llvm::make_early_inc_range(source.getOps())) {
         auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
-        if (!kernel) {
+        if (!kernel || !kernel.isKernel()) {
           op.emitOpError("is not a kernel; only outlined kernels can merge");
           return signalPassFailure();
         }

@@ -178,13 +178,17 @@ def TfcGpuLaunchesToRuntime : Pass<"tfc-gpu-launches-to-runtime", "ModuleOp"> {
   ];
 }
 
-def TfcSqrtToNVVM : Pass<"tfc-sqrt-to-nvvm"> {
-  let summary = "Lowers f32 sqrt and rsqrt to PTX's correctly rounded "
-                "sqrt.rn.f32";
+def TfcMathToNVVM : Pass<"tfc-math-to-nvvm"> {
+  let summary = "Lowers the f32 math of kernels to PTX instructions, not "
+                "libdevice calls";
   let description = [{
     Keeps kernels free of libdevice calls (convert-gpu-to-nvvm would call
-    __nv_sqrtf / __nv_rsqrtf) and gives the CPU's results: rsqrt is 1 / sqrt
-    as convert-math-to-llvm makes it, vectors go lane by lane.
+    __nv_sqrtf, __nv_fmaf, __nv_floorf, __nv_fabsf) and gives the CPU's
+    results: sqrt is the correctly rounded sqrt.rn.f32 (vectors lane by
+    lane), rsqrt is 1 / sqrt as convert-math-to-llvm makes it, and fma,
+    floor and absf call the generic LLVM intrinsics by name (fma.rn.f32,
+    cvt.rmi.f32.f32, abs.f32 in PTX). exp, log, tanh and erf are
+    polynomials by then (tfc-approximate-math).
 
     Before:
     ```mlir
@@ -194,6 +198,7 @@ def TfcSqrtToNVVM : Pass<"tfc-sqrt-to-nvvm"> {
     ```mlir
     %s = llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"(%x) : (f32) -> f32
     %r = arith.divf %cst_1, %s : f32
+    %f = llvm.call_intrinsic "llvm.fma.v4f32"(%a, %b, %c) : (...) -> vector<4xf32>
     ```
   }];
   let dependentDialects = [

@@ -1,10 +1,12 @@
-//===- SqrtToNVVM.cpp - IEEE square roots in kernels ------------*- C++ -*-===//
+//===- MathToNVVM.cpp - Kernel math without libdevice -----------*- C++ -*-===//
 //
-// convert-gpu-to-nvvm turns math.sqrt and math.rsqrt into libdevice calls
-// (__nv_sqrtf), which would make every build depend on the CUDA toolkit's
-// bitcode. PTX has a correctly rounded square root, sqrt.rn.f32, the same
-// result as the CPU's vsqrtps; rsqrt becomes 1 / sqrt as on the CPU
-// (convert-math-to-llvm), not the approximate rsqrt.approx.
+// convert-gpu-to-nvvm turns math.sqrt, rsqrt, fma, floor and absf (and the
+// LLVM intrinsics they lower to) into libdevice calls (__nv_sqrtf, ...),
+// which would make every build depend on the CUDA toolkit's bitcode. PTX
+// has each as an instruction: the correctly rounded sqrt.rn.f32 (the CPU's
+// vsqrtps result; rsqrt is 1 / sqrt as on the CPU, not rsqrt.approx), and
+// fma.rn / cvt.rmi / abs through the generic LLVM intrinsics, which the
+// NVPTX backend selects directly when called by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +15,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
-#define GEN_PASS_DEF_TFCSQRTTONVVM
+#define GEN_PASS_DEF_TFCMATHTONVVM
 #include "conversion/Passes.h.inc"
 } // namespace mlir::tfc
 
@@ -76,10 +78,38 @@ struct RsqrtPattern : OpRewritePattern<math::RsqrtOp> {
   }
 };
 
-struct SqrtToNVVMPass : tfc::impl::TfcSqrtToNVVMBase<SqrtToNVVMPass> {
+/// `llvm.NAME.f32` / `llvm.NAME.vNf32` called by name: the same instruction
+/// as the LLVM op, but not an op convert-gpu-to-nvvm sends to libdevice.
+template <typename MathOp>
+struct GenericIntrinsicPattern : OpRewritePattern<MathOp> {
+  GenericIntrinsicPattern(MLIRContext *ctx, StringRef name)
+      : OpRewritePattern<MathOp>(ctx), name(name.str()) {}
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op->getResult(0).getType();
+    if (!isF32OrF32Vector(type))
+      return rewriter.notifyMatchFailure(op, "only f32");
+    std::string suffix = "f32";
+    if (auto vectorType = dyn_cast<VectorType>(type))
+      suffix = "v" + std::to_string(vectorType.getNumElements()) + "f32";
+    auto call = LLVM::CallIntrinsicOp::create(
+        rewriter, op.getLoc(), type,
+        rewriter.getStringAttr("llvm." + name + "." + suffix),
+        op->getOperands());
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+  std::string name;
+};
+
+struct MathToNVVMPass : tfc::impl::TfcMathToNVVMBase<MathToNVVMPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SqrtPattern, RsqrtPattern>(&getContext());
+    MLIRContext *ctx = &getContext();
+    patterns.add<SqrtPattern, RsqrtPattern>(ctx);
+    patterns.add<GenericIntrinsicPattern<math::FmaOp>>(ctx, "fma");
+    patterns.add<GenericIntrinsicPattern<math::FloorOp>>(ctx, "floor");
+    patterns.add<GenericIntrinsicPattern<math::AbsFOp>>(ctx, "fabs");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
