@@ -30,6 +30,7 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = kGpuVectorWidth;
+  lowerOptions.hostMemory = false;
   pm.addPass(createTfcLowerToLoops(lowerOptions));
   pm.addPass(createTfcParallelLoopsToGpu());
   pm.addPass(createGpuKernelOutliningPass());

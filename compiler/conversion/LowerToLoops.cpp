@@ -11,6 +11,15 @@
 // Roles fix the meaning of dynamic dimensions: x, tokens, targets, y and
 // logits are [batch, seq, ...]; enc is [batch, enc_seq, d]. The body is tfc
 // ops, index constants and at most one level of scf.for (the depth loop).
+// Roles are also the argument names of the C ABI and of error messages.
+//
+// Every failing entry point records a message with the runtime's
+// tfc_rt_error before it returns (one call per kind of failure: the
+// argument checks share one), and every entry point chains
+// tfc_rt_check_finite over the arrays it wrote (the runtime's numerical
+// guard; a no-op unless turned on). The optional `tfc.param_names` (array of
+// strings) and `tfc.param_ranges` (offset, numel pairs) attributes of the
+// model name d_params' tensors in those messages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +29,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <tuple>
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCLOWERTOLOOPS
@@ -39,6 +51,58 @@ enum Status : int32_t {
   kBadArgument = 3,
   kWorkspace = 5
 };
+
+/// `int32_t tfc_rt_error(int32_t status, const char *format, ...)`.
+constexpr StringLiteral kRtError = "tfc_rt_error";
+/// `int32_t tfc_rt_check_finite(int32_t status, const tfc_runtime *rt,
+///     const char *function, const char *what, const float *data, int64_t n,
+///     const char *names, const int64_t *ranges, int64_t num_tensors)`.
+constexpr StringLiteral kRtCheckFinite = "tfc_rt_check_finite";
+
+LLVM::LLVMFunctionType rtErrorType(MLIRContext *ctx) {
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i32 = IntegerType::get(ctx, 32);
+  return LLVM::LLVMFunctionType::get(i32, {i32, ptr}, /*isVarArg=*/true);
+}
+
+LLVM::LLVMFunctionType rtCheckFiniteType(MLIRContext *ctx) {
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+  return LLVM::LLVMFunctionType::get(
+      i32, {i32, ptr, ptr, ptr, ptr, i64, ptr, ptr, i64});
+}
+
+/// Declares the runtime functions the entry points call, once per module.
+void declareRuntimeFunctions(ModuleOp module) {
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  MLIRContext *ctx = module.getContext();
+  if (!module.lookupSymbol(kRtError))
+    LLVM::LLVMFuncOp::create(b, module.getLoc(), kRtError, rtErrorType(ctx));
+  if (!module.lookupSymbol(kRtCheckFinite))
+    LLVM::LLVMFuncOp::create(b, module.getLoc(), kRtCheckFinite,
+                             rtCheckFiniteType(ctx));
+}
+
+/// A NUL-terminated constant string (an internal global named `symbol`).
+Value globalString(OpBuilder &b, Location loc, StringRef symbol,
+                   StringRef text) {
+  std::string value = text.str();
+  value.push_back('\0');
+  return LLVM::createGlobalString(loc, b, symbol, value,
+                                  LLVM::Linkage::Internal);
+}
+
+/// `tfc_rt_error(status, format, args...)`: records the message, returns
+/// status. `args` are i64 (printf's %lld).
+Value callRtError(OpBuilder &b, Location loc, Value status, Value format,
+                  ValueRange args) {
+  SmallVector<Value> operands{status, format};
+  operands.append(args.begin(), args.end());
+  return LLVM::CallOp::create(b, loc, rtErrorType(b.getContext()),
+                              FlatSymbolRefAttr::get(b.getContext(), kRtError),
+                              operands)
+      .getResult();
+}
 
 StringRef roleOf(ArrayAttr attrs, unsigned i) {
   if (!attrs)
@@ -92,8 +156,10 @@ struct Interface {
 /// made NAME_grad) and NAME_workspace_size.
 class ModelLowering {
 public:
-  ModelLowering(func::FuncOp model, func::FuncOp grad, int64_t vectorWidth)
+  ModelLowering(func::FuncOp model, func::FuncOp grad, int64_t vectorWidth,
+                bool hostMemory)
       : model(model), grad(grad), vectorWidth(vectorWidth),
+        hostMemory(hostMemory),
         name(model->getAttrOfType<StringAttr>("tfc.model").getValue().str()) {}
 
   LogicalResult emitForward(OpBuilder &mb);
@@ -101,8 +167,10 @@ public:
   LogicalResult emitWorkspaceSize(OpBuilder &mb);
 
 private:
-  /// A C entry point `int32_t f(rt, pointers..., workspace, sizes...)` whose
-  /// argument checks are emitted; `l` builds inside the all-valid branch.
+  /// A C entry point `int32_t f(rt, pointers..., workspace, workspace_bytes,
+  /// sizes...)` whose argument checks (with their messages) are emitted; `l`
+  /// builds inside the all-valid branch. `pointerNames` name the pointers
+  /// after rt in messages (the ABI's argument names).
   struct Entry {
     func::FuncOp func;
     ValueRange pointers; // After rt, before the workspace.
@@ -110,8 +178,17 @@ private:
     Value workspace;     // !llvm.ptr
     Operation *marker;   // The allocation point.
     scf::IfOp whenValid;
+    unsigned numStrings = 0; // Constant strings made so far (symbol names).
   };
-  Entry createEntry(OpBuilder &mb, StringRef suffix, unsigned numPointers);
+  Entry createEntry(OpBuilder &mb, StringRef suffix,
+                    ArrayRef<std::string> pointerNames);
+  /// A constant string private to the entry's function.
+  Value entryString(OpBuilder &b, Entry &entry, StringRef text);
+  /// The finite check over `arrays` (name, pointer, numel as index), chained
+  /// after `status`; d_params uses the model's tensor names when it has
+  /// them. Returns the status to return.
+  Value checkFinite(Lowering &l, Entry &entry, Value status,
+                    ArrayRef<std::tuple<StringRef, Value, Value>> arrays);
   void finishEntry(Lowering &l, Entry &entry);
   /// Sizes, the parameter buffer (pointers[0]) and the workspace of an
   /// entry point; returns the parameter count as an index value.
@@ -121,6 +198,10 @@ private:
   void bindSizes(Lowering &l, ValueRange sizes);
   SmallVector<Value> shapeForRole(Lowering &l, StringRef role, Type type);
   Value rangeStatus(OpBuilder &b, Location loc, ValueRange sizes);
+  /// Whether sizes[i] is outside [1, max of that size].
+  Value sizeOutOfRange(OpBuilder &b, Location loc, ValueRange sizes,
+                       unsigned i);
+  int64_t maxOfSize(unsigned i);
   /// A user array of `role`'s shape (Emit mode), or its dims only.
   Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
 
@@ -143,6 +224,7 @@ private:
 
   func::FuncOp model, grad;
   int64_t vectorWidth;
+  bool hostMemory; // The host may read the user's arrays (not CUDA).
   std::string name;
   Value params;             // Flat parameter memref (Emit mode).
   Value batch, seq, encSeq; // index values at the allocation point.
@@ -158,23 +240,28 @@ SmallVector<Value> ModelLowering::shapeForRole(Lowering &l, StringRef role,
   });
 }
 
+int64_t ModelLowering::maxOfSize(unsigned i) {
+  return model
+      ->getAttrOfType<IntegerAttr>(i == 0 ? "tfc.max_batch" : "tfc.max_seq")
+      .getInt();
+}
+
+Value ModelLowering::sizeOutOfRange(OpBuilder &b, Location loc,
+                                    ValueRange sizes, unsigned i) {
+  auto c = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  };
+  Value low =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, sizes[i], c(1));
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                     sizes[i], c(maxOfSize(i)));
+  return arith::OrIOp::create(b, loc, low, high);
+}
+
 Value ModelLowering::rangeStatus(OpBuilder &b, Location loc, ValueRange sizes) {
-  int64_t maxBatch =
-      model->getAttrOfType<IntegerAttr>("tfc.max_batch").getInt();
-  int64_t maxSeq = model->getAttrOfType<IntegerAttr>("tfc.max_seq").getInt();
   Value bad = arith::ConstantIntOp::create(b, loc, 0, 1);
-  for (auto [i, size] : llvm::enumerate(sizes)) {
-    int64_t max = i == 0 ? maxBatch : maxSeq;
-    auto c = [&](int64_t v) {
-      return arith::ConstantIntOp::create(b, loc, v, 64);
-    };
-    Value low =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, size, c(1));
-    Value high =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size, c(max));
-    bad = arith::OrIOp::create(b, loc, bad,
-                               arith::OrIOp::create(b, loc, low, high));
-  }
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    bad = arith::OrIOp::create(b, loc, bad, sizeOutOfRange(b, loc, sizes, i));
   return bad;
 }
 
@@ -202,18 +289,21 @@ Buffer ModelLowering::userBuffer(Lowering &l, Value ptr, StringRef role,
   return buffer;
 }
 
-ModelLowering::Entry ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
-                                                unsigned numPointers) {
+ModelLowering::Entry
+ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
+                           ArrayRef<std::string> pointerNames) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto i64 = mb.getI64Type(), i32 = mb.getI32Type();
   bool hasEncoder = Interface(model).hasEncoder;
-  // rt, pointers..., workspace, batch, seq [, enc_seq].
+  unsigned numPointers = pointerNames.size();
+  // rt, pointers..., workspace, workspace_bytes, batch, seq [, enc_seq].
   SmallVector<Type> argTypes(numPointers + 2, ptr);
-  argTypes.append(hasEncoder ? 3 : 2, i64);
+  argTypes.append(hasEncoder ? 4 : 3, i64);
   Entry entry;
-  entry.func = func::FuncOp::create(mb, loc, (name + suffix).str(),
+  std::string funcName = (name + suffix).str();
+  entry.func = func::FuncOp::create(mb, loc, funcName,
                                     FunctionType::get(ctx, argTypes, {i32}));
   entry.func->setAttr("tfc.runtime_handle", UnitAttr::get(ctx));
   Block *block = entry.func.addEntryBlock();
@@ -221,43 +311,152 @@ ModelLowering::Entry ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
   ValueRange args = block->getArguments();
   entry.pointers = args.slice(1, numPointers);
   entry.workspace = args[numPointers + 1];
-  entry.sizes = args.drop_front(numPointers + 2);
+  Value workspaceBytes = args[numPointers + 2];
+  entry.sizes = args.drop_front(numPointers + 3);
 
-  auto status = [&](int32_t code) {
-    return arith::ConstantIntOp::create(b, loc, code, 32);
+  // Each check: when it fails, its status and message (a printf format
+  // taking up to two i64 values). In priority order: the first failing
+  // check wins (NULL pointers, then sizes, then the workspace).
+  struct Check {
+    Value failed;
+    int32_t status;
+    std::string format;
+    SmallVector<Value, 2> values;
   };
-  // Checks, lowest priority first: the first failing check wins.
-  Value ok = status(kOk);
-  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, entry.workspace);
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne,
-      arith::AndIOp::create(b, loc, wsInt,
-                            arith::ConstantIntOp::create(b, loc, 63, 64)),
-      arith::ConstantIntOp::create(b, loc, 0, 64));
-  Value code =
-      arith::SelectOp::create(b, loc, misaligned, status(kWorkspace), ok);
-  code = arith::SelectOp::create(b, loc, rangeStatus(b, loc, entry.sizes),
-                                 status(kBadShape), code);
+  SmallVector<Check> checks;
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  Value anyNull = arith::ConstantIntOp::create(b, loc, 0, 1);
-  for (unsigned i = 1; i <= numPointers + 1; ++i)
-    anyNull = arith::OrIOp::create(
-        b, loc, anyNull,
-        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, args[i], null));
-  code = arith::SelectOp::create(b, loc, anyNull, status(kNullPointer), code);
+  SmallVector<std::string> names(pointerNames);
+  names.push_back("workspace");
+  for (unsigned i = 0; i <= numPointers; ++i)
+    checks.push_back({LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                           args[1 + i], null),
+                      kNullPointer, names[i] + " is NULL"});
+  const char *sizeNames[] = {"batch", "seq", "enc_seq"};
+  for (unsigned i = 0; i < entry.sizes.size(); ++i)
+    checks.push_back({sizeOutOfRange(b, loc, entry.sizes, i),
+                      kBadShape,
+                      llvm::formatv("{0} = %lld is outside [1, {1}]",
+                                    sizeNames[i], maxOfSize(i))
+                          .str(),
+                      {entry.sizes[i]}});
+  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, entry.workspace);
+  checks.push_back(
+      {arith::CmpIOp::create(
+           b, loc, arith::CmpIPredicate::ne,
+           arith::AndIOp::create(b, loc, wsInt,
+                                 arith::ConstantIntOp::create(b, loc, 63, 64)),
+           arith::ConstantIntOp::create(b, loc, 0, 64)),
+       kWorkspace,
+       "workspace 0x%llx is not 64-byte aligned",
+       {wsInt}});
+  // The size the caller must provide: NAME_workspace_size replays the same
+  // allocations (-1 for out-of-range sizes, caught by a check above).
+  Value needed = func::CallOp::create(b, loc, name + "_workspace_size",
+                                      TypeRange{i64}, entry.sizes)
+                     .getResult(0);
+  checks.push_back(
+      {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, workspaceBytes,
+                             needed),
+       kWorkspace,
+       "workspace_bytes = %lld is below " + name + "_workspace_size(" +
+           (hasEncoder ? "batch, seq, enc_seq" : "batch, seq") + ") = %lld",
+       {workspaceBytes, needed}});
+
+  // Folds the checks, lowest priority first, into the status, the format
+  // and its values of the first failing one.
+  auto c32 = [&](int32_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  Value zero64 = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value status = c32(kOk), format = null;
+  SmallVector<Value, 2> values{zero64, zero64};
+  for (Check &check : llvm::reverse(checks)) {
+    status = arith::SelectOp::create(b, loc, check.failed, c32(check.status),
+                                     status);
+    format = LLVM::SelectOp::create(
+        b, loc, check.failed,
+        entryString(b, entry, funcName + ": " + check.format), format);
+    for (auto [k, value] : llvm::enumerate(check.values))
+      values[k] =
+          arith::SelectOp::create(b, loc, check.failed, value, values[k]);
+  }
 
   Value isOk =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code, ok);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status, c32(kOk));
   entry.whenValid = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
                                       /*withElseRegion=*/true);
   b.setInsertionPointToStart(&entry.whenValid.getElseRegion().front());
-  scf::YieldOp::create(b, loc, code);
+  scf::YieldOp::create(b, loc, callRtError(b, loc, status, format, values));
   b.setInsertionPointAfter(entry.whenValid);
   func::ReturnOp::create(b, loc, entry.whenValid.getResult(0));
   b.setInsertionPointToStart(&entry.whenValid.getThenRegion().front());
   // Allocation arithmetic goes before `marker`, compute after it.
   entry.marker = arith::ConstantIndexOp::create(b, loc, 0);
   return entry;
+}
+
+Value ModelLowering::entryString(OpBuilder &b, Entry &entry, StringRef text) {
+  return globalString(
+      b, entry.func.getLoc(),
+      (entry.func.getName() + ".str" + Twine(entry.numStrings++)).str(), text);
+}
+
+Value ModelLowering::checkFinite(
+    Lowering &l, Entry &entry, Value status,
+    ArrayRef<std::tuple<StringRef, Value, Value>> arrays) {
+  if (!hostMemory)
+    return status; // The runtime's scan reads host memory.
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
+  Value function = entryString(b, entry, entry.func.getName());
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  for (auto [what, data, numel] : arrays) {
+    Value names = null, ranges = null, numTensors = zero;
+    auto nameList = model->getAttrOfType<ArrayAttr>("tfc.param_names");
+    auto rangeList =
+        model->getAttrOfType<DenseI64ArrayAttr>("tfc.param_ranges");
+    if (what == "d_params" && nameList && rangeList &&
+        rangeList.size() == 2 * int64_t(nameList.size())) {
+      std::string blob;
+      for (Attribute n : nameList) {
+        blob += cast<StringAttr>(n).getValue().str();
+        blob.push_back('\0');
+      }
+      // globalString adds the last NUL; the names keep their own.
+      blob.pop_back();
+      names = entryString(b, entry, blob);
+      auto arrayType = LLVM::LLVMArrayType::get(i64, rangeList.size());
+      std::string symbol =
+          (entry.func.getName() + ".ranges" + Twine(entry.numStrings++)).str();
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(
+            entry.func->getParentOfType<ModuleOp>().getBody());
+        LLVM::GlobalOp::create(
+            b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
+            symbol,
+            DenseElementsAttr::get(
+                RankedTensorType::get({int64_t(rangeList.size())}, i64),
+                rangeList.asArrayRef()));
+      }
+      ranges = LLVM::AddressOfOp::create(b, loc, ptr, symbol);
+      numTensors =
+          arith::ConstantIntOp::create(b, loc, int64_t(nameList.size()), 64);
+    }
+    Value n = arith::IndexCastOp::create(b, loc, i64, numel);
+    status =
+        LLVM::CallOp::create(b, loc, rtCheckFiniteType(ctx),
+                             FlatSymbolRefAttr::get(ctx, kRtCheckFinite),
+                             ValueRange{status, entry.func.getArgument(0),
+                                        function, entryString(b, entry, what),
+                                        data, n, names, ranges, numTensors})
+            .getResult();
+  }
+  return status;
 }
 
 Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
@@ -286,8 +485,12 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     if (role != "params")
       inputArgs.push_back(i);
   // params, inputs..., outputs...
-  Entry entry =
-      createEntry(mb, "_forward", 1 + inputArgs.size() + model.getNumResults());
+  SmallVector<std::string> pointerNames{"params"};
+  for (unsigned i : inputArgs)
+    pointerNames.push_back(iface.argRoles[i].str());
+  for (StringRef role : iface.resultRoles)
+    pointerNames.push_back(role.str());
+  Entry entry = createEntry(mb, "_forward", pointerNames);
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
@@ -307,37 +510,72 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
                                  role, model.getResultTypes()[i]));
 
   // Token ids outside the vocabulary are an argument error, found before any
-  // compute.
-  Value tokensOk = arith::ConstantIntOp::create(b, loc, 1, 1);
+  // compute: the loop finds the first one (-1: none).
+  auto i64 = b.getI64Type();
+  Value noBadToken = arith::ConstantIntOp::create(b, loc, -1, 64);
+  Value firstBad = noBadToken;
+  int64_t vocab = 0;
   if (tokens) {
-    int64_t vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
+    vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
     Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocab, 32);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-    tokensOk =
-        l.forLoop(l.index(0), l.mul(batch, seq), ValueRange{tokensOk},
-                  [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                    Value id = l.load(tokens, i);
-                    Value inRange = arith::AndIOp::create(
-                        b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                              id, zeroI32),
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                              id, vocabI32));
-                    return {arith::AndIOp::create(b, loc, acc[0], inRange)};
-                  })[0];
+    firstBad = l.forLoop(
+        l.index(0), l.mul(batch, seq), ValueRange{firstBad},
+        [&](Value i, ValueRange acc) -> SmallVector<Value> {
+          Value id = l.load(tokens, i);
+          Value inRange = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id,
+                                    zeroI32),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id,
+                                    vocabI32));
+          Value firstHere = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
+                                    noBadToken),
+              arith::XOrIOp::create(
+                  b, loc, inRange, arith::ConstantIntOp::create(b, loc, 1, 1)));
+          return {arith::SelectOp::create(
+              b, loc, firstHere, arith::IndexCastOp::create(b, loc, i64, i),
+              acc[0])};
+        })[0];
   }
+  Value tokensOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         firstBad, noBadToken);
   auto ifTokens = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()}, tokensOk,
                                     /*withElseRegion=*/true);
   scf::YieldOp::create(b, loc, ifTokens.getResult(0));
   b.setInsertionPointToStart(&ifTokens.getElseRegion().front());
-  scf::YieldOp::create(
-      b, loc,
-      ValueRange{arith::ConstantIntOp::create(b, loc, kBadArgument, 32)});
+  if (tokens) {
+    Value id = arith::ExtSIOp::create(
+        b, loc, i64,
+        l.load(tokens,
+               arith::IndexCastOp::create(b, loc, b.getIndexType(), firstBad)));
+    std::string format = llvm::formatv("{0}_forward: tokens[%lld] = %lld is "
+                                       "outside [0, {1})",
+                                       name, vocab)
+                             .str();
+    scf::YieldOp::create(
+        b, loc,
+        callRtError(b, loc,
+                    arith::ConstantIntOp::create(b, loc, kBadArgument, 32),
+                    entryString(b, entry, format), {firstBad, id}));
+  } else {
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::ConstantIntOp::create(b, loc, kBadArgument, 32)});
+  }
   b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
   if (failed(walkForward(l, inputs, outputs)))
     return failure();
+  SmallVector<std::tuple<StringRef, Value, Value>> written;
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    written.emplace_back(role, entry.pointers[1 + inputArgs.size() + i],
+                         l.product(outputs[i].dims));
   scf::YieldOp::create(
-      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, kOk, 32)});
+      b, loc,
+      checkFinite(l, entry, arith::ConstantIntOp::create(b, loc, kOk, 32),
+                  written));
   finishEntry(l, entry);
   return success();
 }
@@ -406,8 +644,13 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
       dOutputArgs.push_back(i);
   }
   unsigned numDInputs = grad.getNumResults() - 1;
-  Entry entry =
-      createEntry(mb, "_backward", 1 + dOutputArgs.size() + numDInputs + 1);
+  SmallVector<std::string> pointerNames{"params"};
+  for (unsigned i : dOutputArgs)
+    pointerNames.push_back(iface.argRoles[i].str());
+  for (unsigned k = 0; k < numDInputs; ++k)
+    pointerNames.push_back(iface.resultRoles[1 + k].str());
+  pointerNames.push_back("d_params");
+  Entry entry = createEntry(mb, "_backward", pointerNames);
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
@@ -438,8 +681,16 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   });
   if (failed(walkBackward(l, dOutputs, dParams, dInputs)))
     return failure();
+  SmallVector<std::tuple<StringRef, Value, Value>> written;
+  for (unsigned k = 0; k < numDInputs; ++k)
+    written.emplace_back(iface.resultRoles[1 + k],
+                         entry.pointers[1 + dOutputArgs.size() + k],
+                         l.product(dInputs[k].dims));
+  written.emplace_back("d_params", entry.pointers.back(), paramCount);
   scf::YieldOp::create(
-      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, kOk, 32)});
+      b, loc,
+      checkFinite(l, entry, arith::ConstantIntOp::create(b, loc, kOk, 32),
+                  written));
   finishEntry(l, entry);
   return success();
 }
@@ -748,6 +999,8 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr("tfc.model"))
         models.push_back(func);
+    if (!models.empty())
+      declareRuntimeFunctions(module);
     for (func::FuncOp model : models) {
       if (failed(verifyModelAttributes(model)))
         return signalPassFailure();
@@ -758,10 +1011,12 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
             of && of == model->getAttr("tfc.model"))
           grad = func;
       // Each entry point gets a fresh lowering: they share no SSA values.
-      if (failed(ModelLowering(model, grad, vectorWidth).emitForward(mb)) ||
-          (grad &&
-           failed(ModelLowering(model, grad, vectorWidth).emitBackward(mb))) ||
-          failed(ModelLowering(model, grad, vectorWidth).emitWorkspaceSize(mb)))
+      if (failed(ModelLowering(model, grad, vectorWidth, hostMemory)
+                     .emitForward(mb)) ||
+          (grad && failed(ModelLowering(model, grad, vectorWidth, hostMemory)
+                              .emitBackward(mb))) ||
+          failed(ModelLowering(model, grad, vectorWidth, hostMemory)
+                     .emitWorkspaceSize(mb)))
         return signalPassFailure();
       if (grad)
         grad.erase();

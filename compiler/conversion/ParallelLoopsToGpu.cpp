@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tfc {
@@ -68,11 +69,15 @@ bool isParallelFromZeroByOne(scf::ParallelOp loop) {
 }
 
 /// True for a region-free op that reads or writes memory; views and
-/// casts of buffers only compute addresses, which the host may do.
+/// casts of buffers only compute addresses, which the host may do. Calls
+/// without buffer operands (the workspace size, error messages that print
+/// an address) stay on the host.
 bool touchesMemory(Operation *op) {
   if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
     return false;
-  return isa<func::CallOp>(op) || !isMemoryEffectFree(op);
+  if (isa<CallOpInterface>(op))
+    return llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>);
+  return !isMemoryEffectFree(op);
 }
 
 struct ParallelLoopsToGpuPass

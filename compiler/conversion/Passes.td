@@ -39,7 +39,10 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of the target's vectors (16 AVX-512, 8 AVX2, 4 SSE)">
+           "f32 lanes of the target's vectors (16 AVX-512, 8 AVX2, 4 SSE)">,
+    Option<"hostMemory", "host-memory", "bool", /*default=*/"true",
+           "The user's arrays are host memory, so the entry points call the "
+           "runtime's numerical guard on them (false for CUDA)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -62,9 +62,26 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
                                       LLVM::ZeroOp::create(fb, loc, ptr));
   auto ifNull = scf::IfOp::create(fb, loc, TypeRange{i32}, isNull, true);
   fb.setInsertionPointToStart(&ifNull.getThenRegion().front());
-  scf::YieldOp::create(
-      fb, loc,
-      ValueRange{arith::ConstantIntOp::create(fb, loc, kNullPointer, 32)});
+  {
+    // tfc_rt_error(TFC_ERR_NULL_POINTER, "NAME_init: params is NULL").
+    auto errorType =
+        LLVM::LLVMFunctionType::get(i32, {i32, ptr}, /*isVarArg=*/true);
+    if (!module.lookupSymbol("tfc_rt_error")) {
+      OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+      LLVM::LLVMFuncOp::create(mb, loc, "tfc_rt_error", errorType);
+    }
+    std::string message = name + "_init: params is NULL";
+    message.push_back('\0');
+    Value format = LLVM::createGlobalString(loc, fb, name + "_init.str0",
+                                            message, LLVM::Linkage::Internal);
+    Value status = arith::ConstantIntOp::create(fb, loc, kNullPointer, 32);
+    scf::YieldOp::create(
+        fb, loc,
+        LLVM::CallOp::create(fb, loc, errorType,
+                             FlatSymbolRefAttr::get(ctx, "tfc_rt_error"),
+                             ValueRange{status, format})
+            .getResult());
+  }
   fb.setInsertionPointToStart(&ifNull.getElseRegion().front());
 
   auto fillTensor = [&](const ParamTensor &t, Value offset, Value stream) {

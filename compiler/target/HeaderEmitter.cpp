@@ -42,7 +42,8 @@ std::string forwardParameters(const Spec &spec, bool cuda) {
                  : ",\n    float *y /* [batch, seq, d_model] */";
   if (loss)
     p += ",\n    float *loss /* 1 float: mean cross-entropy */";
-  p += ",\n    void *workspace, int64_t batch, int64_t seq";
+  p += ",\n    void *workspace, int64_t workspace_bytes"
+       ",\n    int64_t batch, int64_t seq";
   if (spec.attention.cross)
     p += ", int64_t enc_seq";
   return p;
@@ -60,7 +61,8 @@ std::string backwardParameters(const Spec &spec, bool cuda) {
   if (spec.attention.cross)
     p += ",\n    float *d_enc /* [batch, enc_seq, d_model] */";
   p += ",\n    float *d_params /* += gradients, layout of params */";
-  p += ",\n    void *workspace, int64_t batch, int64_t seq";
+  p += ",\n    void *workspace, int64_t workspace_bytes"
+       ",\n    int64_t batch, int64_t seq";
   if (spec.attention.cross)
     p += ", int64_t enc_seq";
   return p;
@@ -92,6 +94,11 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   os << "#ifndef TFC_GENERATED_" << up << "_H\n"
      << "#define TFC_GENERATED_" << up << "_H\n\n"
      << "#include <stdint.h>\n#include \"tfc/runtime.h\"\n\n"
+     << "/* The runtime ABI this object was generated for. */\n"
+     << "#if TFC_RUNTIME_ABI_VERSION != 2\n"
+     << "#error \"" << name
+     << ".h needs tfc/runtime.h with TFC_RUNTIME_ABI_VERSION 2\"\n"
+     << "#endif\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   bool loss = spec.head && spec.head->loss == LossKind::CrossEntropy;
   auto define = [&](const char *key, int64_t v) {
@@ -133,10 +140,11 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
      << "/* The spec's initialisation; the same seed gives the same floats. "
         "*/\n"
      << "int32_t " << name << "_init(float *params, uint64_t seed);\n\n"
-     << "/* Forward pass. workspace: 64-byte aligned, workspace_size bytes.\n"
-     << (cuda ? " * Returns a tfc_status. */\n"
-              : " * rt may be NULL (single-threaded). Returns a tfc_status. "
-                "*/\n")
+     << "/* Forward pass. workspace: 64-byte aligned, workspace_bytes (its "
+        "size) at\n"
+     << " * least " << name << "_workspace_size(...)."
+     << (cuda ? "" : " rt may be NULL (single-threaded).") << "\n"
+     << " * Returns a tfc_status; on an error tfc_last_error() says why. */\n"
      << "int32_t " << name << "_forward(" << forwardParameters(spec, cuda)
      << ");\n\n";
   if (backward)

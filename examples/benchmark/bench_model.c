@@ -106,16 +106,18 @@ int main(int argc, char **argv) {
     targets[i] = (i * 5 + 1) % vocab;
   float loss;
 #define FORWARD()                                                              \
-  FN(_forward)(rt, params, in, targets, out, &loss, ws, batch, seq)
-#define BACKWARD() FN(_backward)(rt, params, grads, ws, batch, seq)
+  FN(_forward)(rt, params, in, targets, out, &loss, ws, ws_bytes, batch, seq)
+#define BACKWARD() FN(_backward)(rt, params, grads, ws, ws_bytes, batch, seq)
 #elif MACRO(_HAS_EMBEDDING)
   float *d_out = randoms((size_t)m * (MACRO(_HAS_HEAD) ? vocab : d), 5);
-#define FORWARD() FN(_forward)(rt, params, in, out, ws, batch, seq)
-#define BACKWARD() FN(_backward)(rt, params, d_out, grads, ws, batch, seq)
+#define FORWARD() FN(_forward)(rt, params, in, out, ws, ws_bytes, batch, seq)
+#define BACKWARD()                                                             \
+  FN(_backward)(rt, params, d_out, grads, ws, ws_bytes, batch, seq)
 #else
   float *d_out = randoms((size_t)m * d, 5), *d_in = randoms((size_t)m * d, 6);
-#define FORWARD() FN(_forward)(rt, params, in, out, ws, batch, seq)
-#define BACKWARD() FN(_backward)(rt, params, d_out, d_in, grads, ws, batch, seq)
+#define FORWARD() FN(_forward)(rt, params, in, out, ws, ws_bytes, batch, seq)
+#define BACKWARD()                                                             \
+  FN(_backward)(rt, params, d_out, d_in, grads, ws, ws_bytes, batch, seq)
 #endif
 
   double t[64], tb[64];

@@ -32,9 +32,9 @@ struct model {
   int32_t (*init)(float *, uint64_t);
   int32_t (*forward)(tfc_runtime *, const float *, const int32_t *,
                      const int32_t *, float *, float *, void *, int64_t,
-                     int64_t);
+                     int64_t, int64_t);
   int32_t (*backward)(tfc_runtime *, const float *, float *, void *, int64_t,
-                      int64_t);
+                      int64_t, int64_t);
 };
 
 static struct model pick(const char *which) {
@@ -129,11 +129,11 @@ int main(int argc, char **argv) {
   for (int64_t step = 1; step <= steps; ++step) {
     make_batch((uint64_t)seed, step, batch, tokens, targets);
     float loss = 0;
-    check(
-        m.forward(rt, params, tokens, targets, logits, &loss, ws, batch, kSeq),
-        "forward");
+    check(m.forward(rt, params, tokens, targets, logits, &loss, ws, ws_bytes,
+                    batch, kSeq),
+          "forward");
     memset(grads, 0, sizeof(float) * n);
-    check(m.backward(rt, params, grads, ws, batch, kSeq), "backward");
+    check(m.backward(rt, params, grads, ws, ws_bytes, batch, kSeq), "backward");
     if (step == 1 && gradnorm_path) {
       FILE *f = fopen(gradnorm_path, "a");
       double *norms = malloc(sizeof(double) * m.num_tensors);

@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
 
   t0 = seconds();
   if (check(gpt2_forward(rt, params, tokens, targets, logits, &loss, workspace,
-                         batch, seq),
+                         ws_bytes, batch, seq),
             "forward"))
     return 1;
   printf("forward: batch %lld x seq %lld on %d threads in %.1f ms "

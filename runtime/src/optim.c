@@ -30,9 +30,12 @@ void tfc_adam_defaults(tfc_adam_config *cfg) {
 
 int32_t tfc_adam_state_init(float *m, float *v, int64_t n) {
   if (!m || !v)
-    return TFC_ERR_NULL_POINTER;
+    return tfc_rt_error(TFC_ERR_NULL_POINTER, "tfc_adam_state_init: %s is NULL",
+                        !m ? "m" : "v");
   if (n < 0)
-    return TFC_ERR_BAD_ARGUMENT;
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "tfc_adam_state_init: n = %lld is negative",
+                        (long long)n);
   for (int64_t i = 0; i < n; ++i) {
     m[i] = 0.0f;
     v[i] = 0.0f;
@@ -44,11 +47,33 @@ int32_t tfc_adam_state_init(float *m, float *v, int64_t n) {
 static int valid_rate(float lr) { return lr >= 0.0f && isfinite(lr); }
 static int valid_beta(float beta) { return beta >= 0.0f && beta < 1.0f; }
 
-static int valid_config(const tfc_adam_config *cfg) {
-  return valid_rate(cfg->lr) && valid_beta(cfg->beta1) &&
-         valid_beta(cfg->beta2) && cfg->eps > 0.0f && isfinite(cfg->eps) &&
-         cfg->weight_decay >= 0.0f && isfinite(cfg->weight_decay) &&
-         (cfg->decoupled == 0 || cfg->decoupled == 1);
+/* TFC_OK, or the first invalid field of cfg with a message for `fn`. */
+static int32_t check_config(const char *fn, const tfc_adam_config *cfg) {
+  if (!valid_rate(cfg->lr))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->lr = %g is negative or not finite", fn,
+                        (double)cfg->lr);
+  if (!valid_beta(cfg->beta1))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->beta1 = %g is outside [0, 1)", fn,
+                        (double)cfg->beta1);
+  if (!valid_beta(cfg->beta2))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->beta2 = %g is outside [0, 1)", fn,
+                        (double)cfg->beta2);
+  if (!(cfg->eps > 0.0f && isfinite(cfg->eps)))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->eps = %g is not positive and finite", fn,
+                        (double)cfg->eps);
+  if (!(cfg->weight_decay >= 0.0f && isfinite(cfg->weight_decay)))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->weight_decay = %g is negative or not finite",
+                        fn, (double)cfg->weight_decay);
+  if (cfg->decoupled != 0 && cfg->decoupled != 1)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: cfg->decoupled = %d is neither 0 nor 1", fn,
+                        (int)cfg->decoupled);
+  return TFC_OK;
 }
 
 enum adam_decay { DECAY_NONE, DECAY_L2, DECAY_DECOUPLED };
@@ -95,13 +120,31 @@ static void adam_range(const adam_job *job, int64_t begin, int64_t end) {
 }
 
 /* Validates the arguments and fills the job; TFC_OK when the step may run. */
-static int32_t adam_prepare(adam_job *job, const tfc_adam_config *cfg, float lr,
-                            int64_t step, float *params, const float *grads,
-                            float *m, float *v, int64_t n) {
+static int32_t adam_prepare(const char *fn, adam_job *job,
+                            const tfc_adam_config *cfg, float lr, int64_t step,
+                            float *params, const float *grads, float *m,
+                            float *v, int64_t n) {
   if (!cfg || !params || !grads || !m || !v)
-    return TFC_ERR_NULL_POINTER;
-  if (!valid_config(cfg) || !valid_rate(lr) || step < 1 || n < 0)
-    return TFC_ERR_BAD_ARGUMENT;
+    return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: %s is NULL", fn,
+                        !cfg      ? "cfg"
+                        : !params ? "params"
+                        : !grads  ? "grads"
+                        : !m      ? "m"
+                                  : "v");
+  int32_t status = check_config(fn, cfg);
+  if (status != TFC_OK)
+    return status;
+  if (!valid_rate(lr))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: lr = %g is negative or not finite", fn,
+                        (double)lr);
+  if (step < 1)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: step = %lld is below 1 (steps are 1-based)", fn,
+                        (long long)step);
+  if (n < 0)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT, "%s: n = %lld is negative", fn,
+                        (long long)n);
   double beta1 = (double)cfg->beta1, beta2 = (double)cfg->beta2;
   double wd = (double)cfg->weight_decay;
   double t = (double)step;
@@ -130,7 +173,8 @@ int32_t tfc_adam_step(const tfc_adam_config *cfg, float lr, int64_t step,
                       float *params, const float *grads, float *m, float *v,
                       int64_t n) {
   adam_job job;
-  int32_t status = adam_prepare(&job, cfg, lr, step, params, grads, m, v, n);
+  int32_t status = adam_prepare("tfc_adam_step", &job, cfg, lr, step, params,
+                                grads, m, v, n);
   if (status != TFC_OK)
     return status;
   adam_range(&job, 0, n);
@@ -158,7 +202,8 @@ int32_t tfc_adam_step_rt(tfc_runtime *rt, const tfc_adam_config *cfg, float lr,
                          int64_t step, float *params, const float *grads,
                          float *m, float *v, int64_t n) {
   adam_job job;
-  int32_t status = adam_prepare(&job, cfg, lr, step, params, grads, m, v, n);
+  int32_t status = adam_prepare("tfc_adam_step_rt", &job, cfg, lr, step, params,
+                                grads, m, v, n);
   if (status != TFC_OK)
     return status;
   adam_task task = {&job, n};
@@ -209,9 +254,16 @@ double tfc_grad_norm(const float *grads, int64_t n) {
 int32_t tfc_clip_grad_norm(float *grads, int64_t n, float max_norm,
                            float *norm_before) {
   if (!grads)
-    return TFC_ERR_NULL_POINTER;
-  if (n < 0 || !(max_norm >= 0.0f))
-    return TFC_ERR_BAD_ARGUMENT;
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_clip_grad_norm: grads is NULL");
+  if (n < 0)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "tfc_clip_grad_norm: n = %lld is negative",
+                        (long long)n);
+  if (!(max_norm >= 0.0f))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "tfc_clip_grad_norm: max_norm = %g is negative or NaN",
+                        (double)max_norm);
   double norm = tfc_grad_norm(grads, n);
   if (norm_before)
     *norm_before = (float)norm;
@@ -227,20 +279,31 @@ int32_t tfc_clip_grad_norm(float *grads, int64_t n, float max_norm,
 }
 
 /* TFC_OK when every entry describes a range that can be read. */
-static int32_t check_table(const tfc_param_info *table, int64_t num_tensors) {
+static int32_t check_table(const char *fn, const tfc_param_info *table,
+                           int64_t num_tensors) {
   if (num_tensors < 0)
-    return TFC_ERR_BAD_ARGUMENT;
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: num_tensors = %lld is negative", fn,
+                        (long long)num_tensors);
   for (int64_t i = 0; i < num_tensors; ++i)
     if (table[i].offset < 0 || table[i].numel < 0)
-      return TFC_ERR_BAD_ARGUMENT;
+      return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                          "%s: table[%lld] has offset %lld and numel %lld "
+                          "(negative)",
+                          fn, (long long)i, (long long)table[i].offset,
+                          (long long)table[i].numel);
   return TFC_OK;
 }
 
 int32_t tfc_tensor_grad_norms(const float *grads, const tfc_param_info *table,
                               int64_t num_tensors, double *norms_out) {
   if (!grads || !table || !norms_out)
-    return TFC_ERR_NULL_POINTER;
-  int32_t status = check_table(table, num_tensors);
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_tensor_grad_norms: %s is NULL",
+                        !grads   ? "grads"
+                        : !table ? "table"
+                                 : "norms_out");
+  int32_t status = check_table("tfc_tensor_grad_norms", table, num_tensors);
   if (status != TFC_OK)
     return status;
   for (int64_t i = 0; i < num_tensors; ++i)
@@ -262,8 +325,12 @@ int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
                             int64_t num_tensors, int64_t *tensor_index,
                             int64_t *element_index) {
   if (!data || !table || !tensor_index || !element_index)
-    return TFC_ERR_NULL_POINTER;
-  int32_t status = check_table(table, num_tensors);
+    return tfc_rt_error(TFC_ERR_NULL_POINTER, "tfc_first_nonfinite: %s is NULL",
+                        !data           ? "data"
+                        : !table        ? "table"
+                        : !tensor_index ? "tensor_index"
+                                        : "element_index");
+  int32_t status = check_table("tfc_first_nonfinite", table, num_tensors);
   if (status != TFC_OK)
     return status;
   for (int64_t i = 0; i < num_tensors; ++i) {

@@ -28,6 +28,8 @@ const char *tfc_status_string(int32_t status) {
     return "no CUDA driver or no usable CUDA device";
   case TFC_ERR_DEVICE:
     return "a CUDA driver call failed";
+  case TFC_ERR_NONFINITE:
+    return "a NaN or infinity was found";
   }
   /* Never NULL: callers print the result without checking. */
   return "unknown tfc status";

@@ -53,6 +53,7 @@ struct worker {
 
 struct tfc_runtime {
   int32_t num_threads;
+  _Atomic int32_t check_finite; /* tfc_runtime_set_check_finite */
   int64_t spin_ns;
   uint64_t generation; /* only touched under call_mu */
   struct worker *workers;
@@ -243,17 +244,23 @@ static void teardown(tfc_runtime *rt, int32_t started) {
 
 int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out) {
   if (!out)
-    return TFC_ERR_NULL_POINTER;
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_runtime_create: out is NULL");
   *out = NULL;
   if (num_threads > TFC_RUNTIME_MAX_THREADS)
-    return TFC_ERR_BAD_ARGUMENT;
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "tfc_runtime_create: num_threads = %d is above "
+                        "TFC_RUNTIME_MAX_THREADS (%d)",
+                        (int)num_threads, TFC_RUNTIME_MAX_THREADS);
 
   /* sizeof is a multiple of the 64-byte alignment, as aligned_alloc needs. */
   tfc_runtime *rt = aligned_alloc(alignof(tfc_runtime), sizeof(tfc_runtime));
   if (!rt)
-    return TFC_ERR_OUT_OF_MEMORY;
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY,
+                        "tfc_runtime_create: cannot allocate the runtime");
   memset(rt, 0, sizeof *rt);
   rt->num_threads = resolve_num_threads(num_threads);
+  atomic_init(&rt->check_finite, env_int("TFC_CHECK_FINITE", 0) > 0);
   int64_t spin_us = env_int("TFC_SPIN_US", TFC_DEFAULT_SPIN_NS / 1000);
   rt->spin_ns = (spin_us > 1000000 ? 1000000 : spin_us) * 1000;
   atomic_init(&rt->epoch, 0);
@@ -271,7 +278,9 @@ int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out) {
     rt->workers = calloc((size_t)nworkers, sizeof(struct worker));
     if (!rt->workers) {
       teardown(rt, 0);
-      return TFC_ERR_OUT_OF_MEMORY;
+      return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY,
+                          "tfc_runtime_create: cannot allocate %d workers",
+                          (int)nworkers);
     }
   }
 
@@ -291,7 +300,10 @@ int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (started < nworkers) {
     teardown(rt, started);
-    return TFC_ERR_OUT_OF_MEMORY;
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY,
+                        "tfc_runtime_create: could start only %d of %d "
+                        "worker threads",
+                        (int)started, (int)nworkers);
   }
   *out = rt;
   return TFC_OK;
@@ -309,6 +321,18 @@ void tfc_runtime_destroy(tfc_runtime *rt) {
 
 int32_t tfc_runtime_num_threads(const tfc_runtime *rt) {
   return rt ? rt->num_threads : 1;
+}
+
+int32_t tfc_runtime_set_check_finite(tfc_runtime *rt, int32_t on) {
+  if (!rt)
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_runtime_set_check_finite: rt is NULL");
+  atomic_store_explicit(&rt->check_finite, on != 0, memory_order_relaxed);
+  return TFC_OK;
+}
+
+int32_t tfc_runtime_check_finite(const tfc_runtime *rt) {
+  return rt ? atomic_load_explicit(&rt->check_finite, memory_order_relaxed) : 0;
 }
 
 void tfc_rt_parallel_for(tfc_runtime *rt, int64_t n, tfc_task_fn fn,

@@ -1,12 +1,29 @@
 // RUN: tfc-opt %s -tfc-lower-to-loops=vector-width=8 | FileCheck %s
 // RUN: tfc-opt %s -tfc-lower-to-loops=vector-width=8 -canonicalize | FileCheck %s --check-prefix=SIZE
 // RUN: tfc-opt %s -tfc-lower-to-loops | FileCheck %s --check-prefix=VL16
+// RUN: tfc-opt %s -tfc-lower-to-loops | FileCheck %s --check-prefix=MSG
 // Model functions become NAME_forward (argument checks, then loops over the
 // caller's workspace) and NAME_workspace_size; the model functions are gone.
 
 // CHECK-NOT: func.func @mini(
 // CHECK-NOT: func.func @lm(
 // CHECK-NOT: func.func @dec(
+
+// The messages of the argument checks: function, argument, value.
+// MSG-DAG: llvm.func @tfc_rt_error(i32, !llvm.ptr, ...) -> i32
+// MSG-DAG: llvm.func @tfc_rt_check_finite(i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i32
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: params is NULL\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: x is NULL\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: y is NULL\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: workspace is NULL\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: batch = %lld is outside [1, 4]\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: seq = %lld is outside [1, 16]\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: workspace 0x%llx is not 64-byte aligned\00")
+// MSG-DAG: @mini_forward.str{{[0-9]+}}("mini_forward: workspace_bytes = %lld is below mini_workspace_size(batch, seq) = %lld\00")
+// MSG-DAG: @lm_forward.str{{[0-9]+}}("lm_forward: tokens[%lld] = %lld is outside [0, 16)\00")
+// MSG-DAG: @lm_forward.str{{[0-9]+}}("lm_forward: targets is NULL\00")
+// MSG-DAG: @dec_forward.str{{[0-9]+}}("dec_forward: enc_seq = %lld is outside [1, 8]\00")
+// MSG-DAG: @dec_forward.str{{[0-9]+}}("dec_forward: workspace_bytes = %lld is below dec_workspace_size(batch, seq, enc_seq) = %lld\00")
 
 // A linear layer: y = x W + b.
 func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
@@ -20,37 +37,44 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
   return %y : tensor<?x?x8xf32>
 }
 
-// rt, params, x, y, workspace, batch, seq.
+// rt, params, x, y, workspace, workspace_bytes, batch, seq.
 // CHECK-LABEL: func.func @mini_forward(
 // CHECK-SAME:      %[[RT:[a-z0-9]+]]: !llvm.ptr, %[[P:[a-z0-9]+]]: !llvm.ptr, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[Y:[a-z0-9]+]]: !llvm.ptr, %[[WS:[a-z0-9]+]]: !llvm.ptr,
-// CHECK-SAME:      %[[B:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: i64) -> i32 attributes {tfc.runtime_handle} {
-// CHECK:         %[[OK:.*]] = arith.constant 0 : i32
-// A misaligned workspace (any of the low 6 bits set) is status 5...
-// CHECK:         %[[WSI:.*]] = llvm.ptrtoint %[[WS]] : !llvm.ptr to i64
-// CHECK:         %[[C63:.*]] = arith.constant 63 : i64
-// CHECK:         %[[LOW:.*]] = arith.andi %[[WSI]], %[[C63]] : i64
-// CHECK:         %[[MIS:.*]] = arith.cmpi ne, %[[LOW]], %{{.*}} : i64
-// CHECK:         %[[C5:.*]] = arith.constant 5 : i32
-// CHECK:         %[[ST1:.*]] = arith.select %[[MIS]], %[[C5]], %[[OK]] : i32
-// ...batch outside [1, 4] or seq outside [1, 16] is 2...
-// CHECK:         %[[C2:.*]] = arith.constant 2 : i32
+// CHECK-SAME:      %[[WSB:[a-z0-9]+]]: i64, %[[B:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: i64) -> i32 attributes {tfc.runtime_handle} {
+// A NULL params, input, output or workspace pointer is status 1 (rt may be NULL)...
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NOT:     llvm.icmp "eq" %[[RT]]
+// CHECK:         %[[NP:.*]] = llvm.icmp "eq" %[[P]], %[[NULL]] : !llvm.ptr
+// CHECK:         llvm.icmp "eq" %[[X]], %[[NULL]] : !llvm.ptr
+// CHECK:         llvm.icmp "eq" %[[Y]], %[[NULL]] : !llvm.ptr
+// CHECK:         llvm.icmp "eq" %[[WS]], %[[NULL]] : !llvm.ptr
+// ...batch or seq outside [1, max] is 2...
 // CHECK:         arith.cmpi slt, %[[B]], %{{.*}} : i64
 // CHECK:         %[[MAXB:.*]] = arith.constant 4 : i64
 // CHECK:         arith.cmpi sgt, %[[B]], %[[MAXB]] : i64
 // CHECK:         arith.cmpi slt, %[[S]], %{{.*}} : i64
 // CHECK:         %[[MAXS:.*]] = arith.constant 16 : i64
 // CHECK:         arith.cmpi sgt, %[[S]], %[[MAXS]] : i64
-// CHECK:         %[[ST2:.*]] = arith.select %{{.*}}, %[[C2]], %[[ST1]] : i32
-// ...and a NULL params, input, output or workspace pointer is 1 (rt may be NULL).
-// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK-NOT:     llvm.icmp "eq" %[[RT]]
-// CHECK:         llvm.icmp "eq" %[[P]], %[[NULL]] : !llvm.ptr
-// CHECK:         llvm.icmp "eq" %[[X]], %[[NULL]] : !llvm.ptr
-// CHECK:         llvm.icmp "eq" %[[Y]], %[[NULL]] : !llvm.ptr
-// CHECK:         llvm.icmp "eq" %[[WS]], %[[NULL]] : !llvm.ptr
-// CHECK:         %[[C1:.*]] = arith.constant 1 : i32
-// CHECK:         %[[CODE:.*]] = arith.select %{{.*}}, %[[C1]], %[[ST2]] : i32
-// CHECK:         %[[ISOK:.*]] = arith.cmpi eq, %[[CODE]], %[[OK]] : i32
+// ...a misaligned workspace (any of the low 6 bits set) is 5...
+// CHECK:         %[[WSI:.*]] = llvm.ptrtoint %[[WS]] : !llvm.ptr to i64
+// CHECK:         %[[C63:.*]] = arith.constant 63 : i64
+// CHECK:         %[[LOW:.*]] = arith.andi %[[WSI]], %[[C63]] : i64
+// CHECK:         %[[MIS:.*]] = arith.cmpi ne, %[[LOW]], %{{.*}} : i64
+// ...and so is workspace_bytes below what NAME_workspace_size asks for.
+// CHECK:         %[[NEED:.*]] = call @mini_workspace_size(%[[B]], %[[S]]) : (i64, i64) -> i64
+// CHECK:         %[[SMALL:.*]] = arith.cmpi slt, %[[WSB]], %[[NEED]] : i64
+// The checks fold, lowest priority first, into the status, the message and
+// its values of the first failing one.
+// CHECK:         %[[C5:.*]] = arith.constant 5 : i32
+// CHECK:         %[[ST1:.*]] = arith.select %[[SMALL]], %[[C5]], %{{.*}} : i32
+// CHECK:         llvm.mlir.addressof @mini_forward.str0 : !llvm.ptr
+// CHECK:         arith.select %[[SMALL]], %[[WSB]], %{{.*}} : i64
+// CHECK:         arith.select %[[SMALL]], %[[NEED]], %{{.*}} : i64
+// CHECK:         arith.select %[[MIS]], %{{.*}}, %[[ST1]] : i32
+// CHECK:         arith.select %[[MIS]], %[[WSI]], %{{.*}} : i64
+// CHECK:         %[[CODE:.*]] = arith.select %[[NP]], %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[FMT:.*]] = llvm.select %[[NP]], %{{.*}}, %{{.*}} : i1, !llvm.ptr
+// CHECK:         %[[ISOK:.*]] = arith.cmpi eq, %[[CODE]], %{{.*}} : i32
 // CHECK:         %[[RES:.*]] = scf.if %[[ISOK]] -> (i32) {
 // The params buffer has tfc.param_count floats; the workspace is carved with
 // memref.view.
@@ -72,14 +96,19 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:               vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK:               vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK:             vector.maskedstore
+// The numerical guard: a chained runtime call per output (a no-op unless on).
+// CHECK:             %[[FIN:.*]] = llvm.call @tfc_rt_check_finite(%{{.*}}, %[[RT]], %{{.*}}, %{{.*}}, %[[Y]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i32
+// CHECK-NEXT:        scf.yield %[[FIN]] : i32
 // Without tokens the token check is a constant true (it folds away).
 // CHECK:           } else {
 // CHECK-NEXT:        %[[C3:.*]] = arith.constant 3 : i32
 // CHECK-NEXT:        scf.yield %[[C3]] : i32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield %{{.*}} : i32
+// A failing check records its message (one call for all of them).
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      scf.yield %[[CODE]] : i32
+// CHECK-NEXT:      %[[ERR:.*]] = llvm.call @tfc_rt_error(%[[CODE]], %[[FMT]], %{{.*}}, %{{.*}}) vararg(!llvm.func<i32 (i32, ptr, ...)>) : (i32, !llvm.ptr, i64, i64) -> i32
+// CHECK-NEXT:      scf.yield %[[ERR]] : i32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    return %[[RES]] : i32
 
@@ -123,28 +152,37 @@ func.func @lm(%params: tensor<?xf32> {tfc.role = "params"},
   return %logits, %loss : tensor<?x?x16xf32>, tensor<f32>
 }
 
-// rt, params, tokens, targets, logits, loss, workspace, batch, seq.
+// rt, params, tokens, targets, logits, loss, workspace, workspace_bytes,
+// batch, seq.
 // CHECK-LABEL: func.func @lm_forward(
 // CHECK-SAME:      %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[TOK:[a-z0-9]+]]: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr,
-// CHECK-SAME:      %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) -> i32 attributes {tfc.runtime_handle} {
+// CHECK-SAME:      %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) -> i32 attributes {tfc.runtime_handle} {
 // CHECK:         arith.constant 2 : i64
 // CHECK:         arith.constant 8 : i64
 // CHECK:         scf.if %{{.*}} -> (i32) {
 // CHECK:           llvm.insertvalue %[[TOK]], %{{.*}}[0]
 // CHECK:           %[[TOKM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi32>
-// Every token id must lie in [0, vocab) before any compute, else status 3.
+// Every token id must lie in [0, vocab) before any compute, else status 3
+// with a message naming the first bad one (-1: none).
+// CHECK:           %[[NONE:.*]] = arith.constant -1 : i64
 // CHECK:           %[[VOCAB:.*]] = arith.constant 16 : i32
-// CHECK:           %[[ALL:.*]] = scf.for {{.*}} -> (i1) {
+// CHECK:           %[[FIRST:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[NONE]]) -> (i64) {
 // CHECK:             %[[ID:.*]] = memref.load %[[TOKM]][%{{.*}}] : memref<?xi32>
-// CHECK:             arith.cmpi slt, %[[ID]], %[[VOCAB]] : i32
-// CHECK:             arith.cmpi sge, %[[ID]], %{{.*}} : i32
+// CHECK-DAG:         arith.cmpi sge, %[[ID]], %{{.*}} : i32
+// CHECK-DAG:         arith.cmpi slt, %[[ID]], %[[VOCAB]] : i32
+// CHECK:           %[[ALL:.*]] = arith.cmpi eq, %[[FIRST]], %[[NONE]] : i64
 // CHECK:           %[[INNER:.*]] = scf.if %[[ALL]] -> (i32) {
 // CHECK:             scf.parallel
 // CHECK:             math.exp
 // CHECK:             math.log
+// CHECK:             llvm.call @tfc_rt_check_finite
+// CHECK:             llvm.call @tfc_rt_check_finite
 // CHECK:           } else {
-// CHECK-NEXT:        %[[C3:.*]] = arith.constant 3 : i32
-// CHECK-NEXT:        scf.yield %[[C3]] : i32
+// CHECK:             %[[BAD:.*]] = memref.load %[[TOKM]][%{{.*}}] : memref<?xi32>
+// CHECK:             %[[BAD64:.*]] = arith.extsi %[[BAD]] : i32 to i64
+// CHECK:             %[[C3:.*]] = arith.constant 3 : i32
+// CHECK:             %[[TERR:.*]] = llvm.call @tfc_rt_error(%[[C3]], %{{.*}}, %[[FIRST]], %[[BAD64]]) vararg
+// CHECK-NEXT:        scf.yield %[[TERR]] : i32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield %[[INNER]] : i32
 // CHECK-LABEL: func.func @lm_workspace_size(
@@ -182,7 +220,7 @@ func.func @dec(%params: tensor<?xf32> {tfc.role = "params"},
 // range of seq.
 // CHECK-LABEL: func.func @dec_forward(
 // CHECK-SAME:      %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[ENC:[a-z0-9]+]]: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr,
-// CHECK-SAME:      %[[B:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: i64, %[[ES:[a-z0-9]+]]: i64) -> i32 attributes {tfc.runtime_handle} {
+// CHECK-SAME:      %{{[a-z0-9]+}}: i64, %[[B:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: i64, %[[ES:[a-z0-9]+]]: i64) -> i32 attributes {tfc.runtime_handle} {
 // CHECK:         arith.cmpi sgt, %[[B]], %{{.*}} : i64
 // CHECK:         arith.cmpi sgt, %[[S]], %{{.*}} : i64
 // CHECK:         arith.cmpi slt, %[[ES]], %{{.*}} : i64

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -911,6 +912,127 @@ TEST(OptimTable, FirstNonfiniteErrors) {
             TFC_ERR_BAD_ARGUMENT);
   EXPECT_EQ(ti, 7) << "nothing is written on an error";
   EXPECT_EQ(ei, 7);
+}
+
+// ---- Error messages ------------------------------------------------------
+
+// The message of the status the call returns; "" when it returned TFC_OK
+// (the message is cleared first, so a stale one is never taken for it).
+template <typename F> std::string messageOf(F call) {
+  tfc_rt_error(TFC_OK, "%s", "");
+  int32_t status = call();
+  std::string text = tfc_last_error();
+  return status == TFC_OK ? "" : text;
+}
+
+TEST(OptimMessages, AdamStateInit) {
+  float m = 0, v = 0;
+  EXPECT_EQ(messageOf([&] { return tfc_adam_state_init(nullptr, &v, 1); }),
+            "tfc_adam_state_init: m is NULL");
+  EXPECT_EQ(messageOf([&] { return tfc_adam_state_init(&m, nullptr, 1); }),
+            "tfc_adam_state_init: v is NULL");
+  EXPECT_EQ(messageOf([&] { return tfc_adam_state_init(&m, &v, -3); }),
+            "tfc_adam_state_init: n = -3 is negative");
+  EXPECT_EQ(messageOf([&] { return tfc_adam_state_init(&m, &v, 1); }), "");
+}
+
+TEST(OptimMessages, AdamStep) {
+  tfc_adam_config cfg = adamConfig(0.1f, 0.0f, 0);
+  float p = 1.0f, g = 0.5f, m = 0.0f, v = 0.0f;
+  Runtime rt(2);
+  // Both entry points give the same message but for their own name.
+  auto both = [&](const tfc_adam_config *c, float lr, int64_t t, float *pp,
+                  const float *gg, float *mm, float *vv, int64_t n) {
+    std::string serial =
+        messageOf([&] { return tfc_adam_step(c, lr, t, pp, gg, mm, vv, n); });
+    std::string pooled = messageOf(
+        [&] { return tfc_adam_step_rt(rt.rt, c, lr, t, pp, gg, mm, vv, n); });
+    if (serial.empty())
+      EXPECT_EQ(pooled, "");
+    else
+      EXPECT_EQ("tfc_adam_step_rt" + serial.substr(strlen("tfc_adam_step")),
+                pooled);
+    return serial;
+  };
+  EXPECT_EQ(both(nullptr, 0.1f, 1, &p, &g, &m, &v, 1),
+            "tfc_adam_step: cfg is NULL");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, nullptr, &g, &m, &v, 1),
+            "tfc_adam_step: params is NULL");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, &p, nullptr, &m, &v, 1),
+            "tfc_adam_step: grads is NULL");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, &p, &g, nullptr, &v, 1),
+            "tfc_adam_step: m is NULL");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, &p, &g, &m, nullptr, 1),
+            "tfc_adam_step: v is NULL");
+  EXPECT_EQ(both(&cfg, -0.5f, 1, &p, &g, &m, &v, 1),
+            "tfc_adam_step: lr = -0.5 is negative or not finite");
+  EXPECT_EQ(both(&cfg, 0.1f, 0, &p, &g, &m, &v, 1),
+            "tfc_adam_step: step = 0 is below 1 (steps are 1-based)");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, &p, &g, &m, &v, -2),
+            "tfc_adam_step: n = -2 is negative");
+  auto field = [&](void (*edit)(tfc_adam_config &)) {
+    tfc_adam_config c = cfg;
+    edit(c);
+    return both(&c, 0.1f, 1, &p, &g, &m, &v, 1);
+  };
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.lr = kNaN; }),
+            "tfc_adam_step: cfg->lr = nan is negative or not finite");
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.beta1 = 1.0f; }),
+            "tfc_adam_step: cfg->beta1 = 1 is outside [0, 1)");
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.beta2 = -0.25f; }),
+            "tfc_adam_step: cfg->beta2 = -0.25 is outside [0, 1)");
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.eps = 0.0f; }),
+            "tfc_adam_step: cfg->eps = 0 is not positive and finite");
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.weight_decay = kInf; }),
+            "tfc_adam_step: cfg->weight_decay = inf is negative or not finite");
+  EXPECT_EQ(field([](tfc_adam_config &c) { c.decoupled = 2; }),
+            "tfc_adam_step: cfg->decoupled = 2 is neither 0 nor 1");
+  EXPECT_EQ(both(&cfg, 0.1f, 1, &p, &g, &m, &v, 1), "");
+}
+
+TEST(OptimMessages, ClipNormsAndTables) {
+  float g[2] = {3, 4};
+  EXPECT_EQ(
+      messageOf([&] { return tfc_clip_grad_norm(nullptr, 2, 1.0f, nullptr); }),
+      "tfc_clip_grad_norm: grads is NULL");
+  EXPECT_EQ(messageOf([&] { return tfc_clip_grad_norm(g, -1, 1.0f, nullptr); }),
+            "tfc_clip_grad_norm: n = -1 is negative");
+  EXPECT_EQ(messageOf([&] { return tfc_clip_grad_norm(g, 2, kNaN, nullptr); }),
+            "tfc_clip_grad_norm: max_norm = nan is negative or NaN");
+
+  double norms[5];
+  EXPECT_EQ(messageOf([&] {
+              return tfc_tensor_grad_norms(kBuffer, nullptr, 5, norms);
+            }),
+            "tfc_tensor_grad_norms: table is NULL");
+  EXPECT_EQ(messageOf([&] {
+              return tfc_tensor_grad_norms(kBuffer, kTable, 5, nullptr);
+            }),
+            "tfc_tensor_grad_norms: norms_out is NULL");
+  EXPECT_EQ(messageOf([&] {
+              return tfc_tensor_grad_norms(kBuffer, kTable, -1, norms);
+            }),
+            "tfc_tensor_grad_norms: num_tensors = -1 is negative");
+  tfc_param_info bad[2] = {kTable[0], kTable[1]};
+  bad[1].offset = -2;
+  EXPECT_EQ(
+      messageOf([&] { return tfc_tensor_grad_norms(kBuffer, bad, 2, norms); }),
+      "tfc_tensor_grad_norms: table[1] has offset -2 and numel " +
+          std::to_string(kTable[1].numel) + " (negative)");
+
+  int64_t ti, ei;
+  EXPECT_EQ(messageOf([&] {
+              return tfc_first_nonfinite(nullptr, kTable, 5, &ti, &ei);
+            }),
+            "tfc_first_nonfinite: data is NULL");
+  EXPECT_EQ(messageOf([&] {
+              return tfc_first_nonfinite(kBuffer, kTable, 5, &ti, nullptr);
+            }),
+            "tfc_first_nonfinite: element_index is NULL");
+  EXPECT_EQ(
+      messageOf([&] { return tfc_first_nonfinite(kBuffer, bad, 2, &ti, &ei); }),
+      "tfc_first_nonfinite: table[1] has offset -2 and numel " +
+          std::to_string(kTable[1].numel) + " (negative)");
 }
 
 // ---- All together --------------------------------------------------------

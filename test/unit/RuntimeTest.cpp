@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string>
@@ -67,14 +68,14 @@ int32_t onlineCpus() {
 
 TEST(RuntimeStatus, StringsForAllCodes) {
   std::set<std::string> seen;
-  for (int32_t s = TFC_OK; s <= TFC_ERR_DEVICE; ++s) {
+  for (int32_t s = TFC_OK; s <= TFC_ERR_NONFINITE; ++s) {
     const char *text = tfc_status_string(s);
     ASSERT_NE(text, nullptr) << s;
     EXPECT_GT(strlen(text), 0u) << s;
     seen.insert(text);
   }
-  EXPECT_EQ(seen.size(), 8u) << "every code has its own text";
-  for (int32_t s : {-1, 8, 1000, INT32_MIN, INT32_MAX}) {
+  EXPECT_EQ(seen.size(), 9u) << "every code has its own text";
+  for (int32_t s : {-1, 9, 1000, INT32_MIN, INT32_MAX}) {
     ASSERT_NE(tfc_status_string(s), nullptr) << s;
     EXPECT_EQ(seen.count(tfc_status_string(s)), 0u) << s;
   }
@@ -111,6 +112,23 @@ TEST(RuntimeCreate, Errors) {
   EXPECT_EQ(rt, nullptr);
   tfc_runtime_destroy(nullptr);
   EXPECT_EQ(tfc_runtime_num_threads(nullptr), 1);
+}
+
+TEST(RuntimeCreate, ErrorsHaveMessages) {
+  tfc_rt_error(TFC_OK, "%s", "");
+  EXPECT_EQ(tfc_runtime_create(2, nullptr), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_runtime_create: out is NULL");
+  tfc_runtime *rt = nullptr;
+  EXPECT_EQ(tfc_runtime_create(TFC_RUNTIME_MAX_THREADS + 1, &rt),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_STREQ(tfc_last_error(), "tfc_runtime_create: num_threads = 1025 is "
+                                 "above TFC_RUNTIME_MAX_THREADS (1024)");
+  // A successful call leaves the message alone.
+  Runtime r(2);
+  EXPECT_STREQ(tfc_last_error(), "tfc_runtime_create: num_threads = 1025 is "
+                                 "above TFC_RUNTIME_MAX_THREADS (1024)");
+  EXPECT_EQ(tfc_runtime_set_check_finite(nullptr, 1), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_runtime_set_check_finite: rt is NULL");
 }
 
 TEST(RuntimeCreate, ThreadCounts) {
@@ -564,6 +582,82 @@ TEST(RuntimeFill, ConstantsAndEdgeCases) {
   tfc_rt_fill_range(&guard, 8, 8, TFC_INIT_ONES, 1.0f, 0, 0);
   tfc_rt_fill_range(&guard, 8, 2, TFC_INIT_ONES, 1.0f, 0, 0);
   EXPECT_EQ(guard, 5.0f);
+}
+
+// ---- The numerical guard ---------------------------------------------------
+
+TEST(RuntimeCheckFinite, OffByDefaultSetAndEnvironment) {
+  {
+    ScopedEnv env("TFC_CHECK_FINITE", nullptr);
+    Runtime r(1);
+    EXPECT_EQ(tfc_runtime_check_finite(r.rt), 0);
+    EXPECT_EQ(tfc_runtime_set_check_finite(r.rt, 1), TFC_OK);
+    EXPECT_EQ(tfc_runtime_check_finite(r.rt), 1);
+    EXPECT_EQ(tfc_runtime_set_check_finite(r.rt, 0), TFC_OK);
+    EXPECT_EQ(tfc_runtime_check_finite(r.rt), 0);
+  }
+  for (const char *on : {"1", "7"}) {
+    ScopedEnv env("TFC_CHECK_FINITE", on);
+    Runtime r(2);
+    EXPECT_EQ(tfc_runtime_check_finite(r.rt), 1) << on;
+  }
+  for (const char *off : {"", "0", "no", "-1"}) {
+    ScopedEnv env("TFC_CHECK_FINITE", off);
+    Runtime r(2);
+    EXPECT_EQ(tfc_runtime_check_finite(r.rt), 0) << off;
+  }
+  EXPECT_EQ(tfc_runtime_check_finite(nullptr), 0);
+}
+
+TEST(RuntimeCheckFinite, ReportsTheFirstNonFiniteByName) {
+  ScopedEnv env("TFC_CHECK_FINITE", nullptr);
+  Runtime r(1);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(10, 1.0f);
+  x[7] = inf;
+  x[8] = std::nanf("");
+  // Off, NULL rt or an earlier error: nothing is scanned.
+  tfc_rt_error(TFC_OK, "%s", "");
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "f", "y", x.data(), 10, nullptr,
+                                nullptr, 0),
+            TFC_OK);
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, nullptr, "f", "y", x.data(), 10,
+                                nullptr, nullptr, 0),
+            TFC_OK);
+  tfc_runtime_set_check_finite(r.rt, 1);
+  EXPECT_EQ(tfc_rt_check_finite(TFC_ERR_BAD_SHAPE, r.rt, "f", "y", x.data(), 10,
+                                nullptr, nullptr, 0),
+            TFC_ERR_BAD_SHAPE);
+  EXPECT_STREQ(tfc_last_error(), "");
+  // On: by flat index, or by the tensor that holds it.
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "f", "y", x.data(), 7, nullptr,
+                                nullptr, 0),
+            TFC_OK);
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "m_forward", "logits", x.data(),
+                                10, nullptr, nullptr, 0),
+            TFC_ERR_NONFINITE);
+  EXPECT_STREQ(tfc_last_error(), "m_forward: logits[7] is inf");
+  const char names[] = "a.weight\0b.bias\0c";
+  const int64_t ranges[] = {0, 4, 4, 2, 6, 4};
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "m_backward", "d_params",
+                                x.data(), 10, names, ranges, 3),
+            TFC_ERR_NONFINITE);
+  EXPECT_STREQ(tfc_last_error(), "m_backward: d_params c[1] is inf");
+  x[7] = 1.0f;
+  x[3] = -inf;
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "m_backward", "d_params",
+                                x.data(), 10, names, ranges, 3),
+            TFC_ERR_NONFINITE);
+  EXPECT_STREQ(tfc_last_error(), "m_backward: d_params a.weight[3] is -inf");
+  x[3] = 1.0f;
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "m_backward", "d_params",
+                                x.data(), 10, names, ranges, 3),
+            TFC_ERR_NONFINITE);
+  EXPECT_STREQ(tfc_last_error(), "m_backward: d_params c[2] is nan");
+  x[8] = 1.0f;
+  EXPECT_EQ(tfc_rt_check_finite(TFC_OK, r.rt, "m_backward", "d_params",
+                                x.data(), 10, names, ranges, 3),
+            TFC_OK);
 }
 
 } // namespace

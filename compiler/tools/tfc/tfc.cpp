@@ -292,6 +292,23 @@ int main(int argc, char **argv) {
     return writeText(out, mlir::tfc::fusionReport(*module, disabled)) ? 0 : 1;
   }
   tfc::buildInitFunctions(*module, spec->name, layout);
+  // The tensor names of d_params for the numerical guard's messages
+  // (tfc-lower-to-loops reads them).
+  {
+    mlir::Builder b(&context);
+    SmallVector<mlir::Attribute> names;
+    SmallVector<int64_t> ranges;
+    for (const tfc::ParamTensor &t : layout.flatten()) {
+      names.push_back(b.getStringAttr(t.name));
+      ranges.push_back(t.offset);
+      ranges.push_back(t.numel());
+    }
+    for (auto func : module->getOps<mlir::func::FuncOp>())
+      if (func->hasAttr("tfc.model")) {
+        func->setAttr("tfc.param_names", b.getArrayAttr(names));
+        func->setAttr("tfc.param_ranges", b.getDenseI64ArrayAttr(ranges));
+      }
+  }
   if (cudaOptions) {
     mlir::tfc::buildCudaPipeline(pm, *cudaOptions);
   } else {

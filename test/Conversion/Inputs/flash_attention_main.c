@@ -18,9 +18,9 @@
 typedef float *F;
 #define DECLARE(name)                                                          \
   int32_t name##_forward(tfc_runtime *, F, F, F, F, F, void *, int64_t,        \
-                         int64_t, int64_t);                                    \
+                         int64_t, int64_t, int64_t);                           \
   int32_t name##_backward(tfc_runtime *, F, F, F, F, F, F, void *, int64_t,    \
-                          int64_t, int64_t);                                   \
+                          int64_t, int64_t, int64_t);                          \
   int64_t name##_workspace_size(int64_t, int64_t, int64_t);
 DECLARE(causal_d5)
 DECLARE(cross_d37)
@@ -33,9 +33,9 @@ DECLARE(bidir_d1)
 static const struct {
   const char *name;
   int32_t (*forward)(tfc_runtime *, F, F, F, F, F, void *, int64_t, int64_t,
-                     int64_t);
+                     int64_t, int64_t);
   int32_t (*backward)(tfc_runtime *, F, F, F, F, F, F, void *, int64_t, int64_t,
-                      int64_t);
+                      int64_t, int64_t);
   int64_t (*workspace_size)(int64_t, int64_t, int64_t);
 } models[] = {ENTRY(causal_d5), ENTRY(cross_d37), ENTRY(causal_d64),
               ENTRY(causal_ts_d16), ENTRY(bidir_d1)};
@@ -90,9 +90,10 @@ int main(int argc, char **argv) {
     float *y = nans(nq), *dq = nans(nq), *dk = nans(nkv), *dv = nans(nkv);
     float *dparams = nans(1);
     dparams[0] = 0;
-    int32_t fs = models[m].forward(rt, params, q, k, v, y, ws, b, s, t);
-    int32_t bs =
-        models[m].backward(rt, params, dy, dq, dk, dv, dparams, ws, b, s, t);
+    int32_t fs =
+        models[m].forward(rt, params, q, k, v, y, ws, ws_bytes, b, s, t);
+    int32_t bs = models[m].backward(rt, params, dy, dq, dk, dv, dparams, ws,
+                                    ws_bytes, b, s, t);
     int guards = guard_intact(ws, (size_t)ws_bytes) &&
                  guard_intact(y, nq * 4) && guard_intact(dq, nq * 4) &&
                  guard_intact(dk, nkv * 4) && guard_intact(dv, nkv * 4);

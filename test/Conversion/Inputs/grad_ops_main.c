@@ -24,14 +24,18 @@
 #define A8(o) A4(o), A4(o + 4)
 #define A16(o) A8(o), A8(o + 8)
 
+/* The workspace size the calls pass (set by run()). */
+static int64_t ws_size;
+
 /* tfc-opt emits no header: the pointers are opaque here (params, inputs,
  * outputs, workspace). */
-int32_t mm_forward(tfc_runtime *, V8, V2, int64_t, int64_t);
-int32_t bmm_forward(tfc_runtime *, V16, V1, int64_t, int64_t);
-int32_t norm_forward(tfc_runtime *, V8, V4, V2, V1, int64_t, int64_t);
-int32_t act_forward(tfc_runtime *, V16, V1, int64_t, int64_t);
-int32_t emb_forward(tfc_runtime *, V8, V4, V1, V1, int64_t, int64_t);
-int32_t fwd_forward(tfc_runtime *, V16, V8, V4, V2, V1, V1, int64_t, int64_t);
+int32_t mm_forward(tfc_runtime *, V8, V2, int64_t, int64_t, int64_t);
+int32_t bmm_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
+int32_t norm_forward(tfc_runtime *, V8, V4, V2, V1, int64_t, int64_t, int64_t);
+int32_t act_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
+int32_t emb_forward(tfc_runtime *, V8, V4, V1, V1, int64_t, int64_t, int64_t);
+int32_t fwd_forward(tfc_runtime *, V16, V8, V4, V2, V1, V1, int64_t, int64_t,
+                    int64_t);
 int64_t mm_workspace_size(int64_t, int64_t);
 int64_t bmm_workspace_size(int64_t, int64_t);
 int64_t norm_workspace_size(int64_t, int64_t);
@@ -43,27 +47,28 @@ typedef int32_t (*call_fn)(tfc_runtime *, void **, void *, int64_t, int64_t);
 
 static int32_t call_mm(tfc_runtime *rt, void **a, void *ws, int64_t b,
                        int64_t s) {
-  return mm_forward(rt, A8(0), a[8], ws, b, s);
+  return mm_forward(rt, A8(0), a[8], ws, ws_size, b, s);
 }
 static int32_t call_bmm(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
-  return bmm_forward(rt, A16(0), ws, b, s);
+  return bmm_forward(rt, A16(0), ws, ws_size, b, s);
 }
 static int32_t call_norm(tfc_runtime *rt, void **a, void *ws, int64_t b,
                          int64_t s) {
-  return norm_forward(rt, A8(0), A4(8), A2(12), ws, b, s);
+  return norm_forward(rt, A8(0), A4(8), A2(12), ws, ws_size, b, s);
 }
 static int32_t call_act(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
-  return act_forward(rt, A16(0), ws, b, s);
+  return act_forward(rt, A16(0), ws, ws_size, b, s);
 }
 static int32_t call_emb(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
-  return emb_forward(rt, A8(0), A4(8), a[12], ws, b, s);
+  return emb_forward(rt, A8(0), A4(8), a[12], ws, ws_size, b, s);
 }
 static int32_t call_fwd(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
-  return fwd_forward(rt, A16(0), A8(16), A4(24), A2(28), a[30], ws, b, s);
+  return fwd_forward(rt, A16(0), A8(16), A4(24), A2(28), a[30], ws, ws_size, b,
+                     s);
 }
 
 static const struct {
@@ -121,6 +126,7 @@ static int32_t run(call_fn call, tfc_runtime *rt, int nargs, void **inputs,
   unsigned char *ws = aligned_alloc(64, ws_bytes + GUARD);
   memset(ws, 0xff, ws_bytes);
   memset(ws + ws_bytes, 0x5a, GUARD);
+  ws_size = (int64_t)ws_bytes;
   int32_t status = call(rt, args, ws, batch, seq);
   for (size_t i = 0; i < GUARD; ++i)
     if (ws[ws_bytes + i] != 0x5a) {

@@ -39,19 +39,22 @@ int main(void) {
   printf("workspace_size(2, 5, 3) > 0: %d\n", size > 0);
   void *ws = aligned_alloc(64, ((size_t)size + 63) / 64 * 64);
 
-  printf("NULL enc: %d\n", cross_forward(rt2, params, x, NULL, y, ws, B, S, T));
-  printf("enc_seq 0: %d\n", cross_forward(rt2, params, x, enc, y, ws, B, S, 0));
-  printf("enc_seq > max: %d\n",
-         cross_forward(rt2, params, x, enc, y, ws, B, S, CROSS_MAX_SEQ + 1));
+  printf("NULL enc: %d\n",
+         cross_forward(rt2, params, x, NULL, y, ws, size, B, S, T));
+  printf("enc_seq 0: %d\n",
+         cross_forward(rt2, params, x, enc, y, ws, size, B, S, 0));
+  printf("enc_seq > max: %d\n", cross_forward(rt2, params, x, enc, y, ws, size,
+                                              B, S, CROSS_MAX_SEQ + 1));
 
   for (int i = 0; i < N; ++i)
     y[i] = NAN;
-  printf("forward: %d\n", cross_forward(rt2, params, x, enc, y, ws, B, S, T));
+  printf("forward: %d\n",
+         cross_forward(rt2, params, x, enc, y, ws, size, B, S, T));
   int finite = 1;
   for (int i = 0; i < N; ++i)
     finite &= isfinite(y[i]) != 0;
   printf("finite: %d\n", finite);
-  cross_forward(rt1, params, x, enc, y2, ws, B, S, T);
+  cross_forward(rt1, params, x, enc, y2, ws, size, B, S, T);
   printf("1 vs 2 threads: %s\n",
          memcmp(y, y2, sizeof y) ? "different" : "identical");
 
@@ -60,7 +63,7 @@ int main(void) {
   memcpy(enc2, enc, sizeof enc);
   for (int i = (T - 1) * D; i < T * D; ++i)
     enc2[i] += (i % 2) ? 1.0f : -0.5f;
-  cross_forward(rt2, params, x, enc2, y2, ws, B, S, T);
+  cross_forward(rt2, params, x, enc2, y2, ws, size, B, S, T);
   printf("first position sees the last encoder position: %d\n",
          max_diff(y, y2, D) > 1e-3f);
   printf("sequence 1 unchanged: %d\n",

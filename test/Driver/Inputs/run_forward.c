@@ -52,30 +52,31 @@ int main(void) {
   char *ws = aligned_alloc(64, bytes);
 
   /* Argument errors, found before any compute. */
-  printf("NULL params: %d\n", small_forward(rt1, NULL, x, y, ws, B, S));
-  printf("NULL x: %d\n", small_forward(rt1, params, NULL, y, ws, B, S));
-  printf("NULL y: %d\n", small_forward(rt1, params, x, NULL, ws, B, S));
-  printf("NULL workspace: %d\n", small_forward(rt1, params, x, y, NULL, B, S));
-  printf("batch 0: %d\n", small_forward(rt1, params, x, y, ws, 0, S));
+  printf("NULL params: %d\n", small_forward(rt1, NULL, x, y, ws, size, B, S));
+  printf("NULL x: %d\n", small_forward(rt1, params, NULL, y, ws, size, B, S));
+  printf("NULL y: %d\n", small_forward(rt1, params, x, NULL, ws, size, B, S));
+  printf("NULL workspace: %d\n",
+         small_forward(rt1, params, x, y, NULL, size, B, S));
+  printf("batch 0: %d\n", small_forward(rt1, params, x, y, ws, size, 0, S));
   printf("batch > max: %d\n",
-         small_forward(rt1, params, x, y, ws, SMALL_MAX_BATCH + 1, S));
-  printf("seq 0: %d\n", small_forward(rt1, params, x, y, ws, B, 0));
+         small_forward(rt1, params, x, y, ws, size, SMALL_MAX_BATCH + 1, S));
+  printf("seq 0: %d\n", small_forward(rt1, params, x, y, ws, size, B, 0));
   printf("seq > max: %d\n",
-         small_forward(rt1, params, x, y, ws, B, SMALL_MAX_SEQ + 1));
+         small_forward(rt1, params, x, y, ws, size, B, SMALL_MAX_SEQ + 1));
   printf("misaligned workspace: %d\n",
-         small_forward(rt1, params, x, y, ws + 4, B, S));
+         small_forward(rt1, params, x, y, ws + 4, size, B, S));
   /* The first failing check in the order NULL, shape, alignment wins. */
   printf("NULL params and batch 0: %d\n",
-         small_forward(rt1, NULL, x, y, ws, 0, S));
+         small_forward(rt1, NULL, x, y, ws, size, 0, S));
   printf("batch 0 and misaligned: %d\n",
-         small_forward(rt1, params, x, y, ws + 4, 0, S));
+         small_forward(rt1, params, x, y, ws + 4, size, 0, S));
 
   /* A valid call writes every output, and nothing past the workspace size
    * it asked for (the 64 spare bytes hold a canary). */
   for (int i = 0; i < N; ++i)
     y[i] = NAN;
   memset(ws + size, 0xA5, bytes - (size_t)size);
-  int32_t status = small_forward(rt2, params, x, y, ws, B, S);
+  int32_t status = small_forward(rt2, params, x, y, ws, size, B, S);
   printf("forward: %d (%s)\n", status, tfc_status_string(status));
   int intact = 1;
   for (size_t i = (size_t)size; i < bytes; ++i)
@@ -95,17 +96,17 @@ int main(void) {
   printf("finite: %d\n", all_finite(y, N));
 
   /* Same inputs, same bits: again, on one thread, and without a runtime. */
-  small_forward(rt2, params, x, y2, ws, B, S);
+  small_forward(rt2, params, x, y2, ws, size, B, S);
   printf("rerun: %s\n", memcmp(y, y2, sizeof y) ? "different" : "identical");
-  small_forward(rt1, params, x, y2, ws, B, S);
+  small_forward(rt1, params, x, y2, ws, size, B, S);
   printf("1 vs 2 threads: %s\n",
          memcmp(y, y2, sizeof y) ? "different" : "identical");
-  small_forward(NULL, params, x, y2, ws, B, S);
+  small_forward(NULL, params, x, y2, ws, size, B, S);
   printf("no runtime: %s\n",
          memcmp(y, y2, sizeof y) ? "different" : "identical");
 
   /* Each sequence is computed on its own: batch 1 gives the first one. */
-  small_forward(rt2, params, x, y3, ws, 1, S);
+  small_forward(rt2, params, x, y3, ws, size, 1, S);
   printf("batch 1 matches: %d\n", max_diff(y, y3, S * D) < 1e-5f);
 
   /* Causal: changing the last position leaves the earlier ones alone. (Not
@@ -113,7 +114,7 @@ int main(void) {
   memcpy(y3, x, sizeof x);
   for (int i = (S - 1) * D; i < S * D; ++i)
     y3[i] += (i % 2) ? 1.0f : -0.5f;
-  small_forward(rt2, params, y3, y2, ws, B, S);
+  small_forward(rt2, params, y3, y2, ws, size, B, S);
   printf("earlier positions unchanged: %d\n",
          max_diff(y, y2, (S - 1) * D) < 1e-5f);
   printf("last position changed: %d\n",

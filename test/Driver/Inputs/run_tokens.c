@@ -58,15 +58,15 @@ int main(void) {
   }
   float loss = NAN, loss2 = NAN;
 
-  int32_t status =
-      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
+  int32_t status = tokens_forward(rt2, params, tokens, targets, logits, &loss,
+                                  ws, size, B, S);
   printf("forward: %d\n", status);
   printf("logits finite: %d\n", all_finite(logits, N));
   printf("loss: %.4f\n", loss);
   printf("loss matches logits: %d\n",
          fabs(loss - reference_loss(logits, targets)) < 1e-4);
 
-  tokens_forward(rt1, params, tokens, targets, logits2, &loss2, ws, B, S);
+  tokens_forward(rt1, params, tokens, targets, logits2, &loss2, ws, size, B, S);
   printf("1 vs 2 threads: %s\n",
          memcmp(logits, logits2, sizeof logits) || loss != loss2 ? "different"
                                                                  : "identical");
@@ -75,14 +75,14 @@ int main(void) {
   targets[0] = -1;
   targets[4] = -100;
   targets[B * S - 1] = V;
-  status =
-      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
+  status = tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, size,
+                          B, S);
   printf("ignored targets: %d, loss matches logits: %d\n", status,
          fabs(loss - reference_loss(logits, targets)) < 1e-4);
   for (int i = 0; i < B * S; ++i)
     targets[i] = -1;
-  status =
-      tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S);
+  status = tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, size,
+                          B, S);
   printf("no targets: %d, loss %.6f\n", status, loss);
   for (int i = 0; i < B * S; ++i)
     targets[i] = i % V;
@@ -93,8 +93,9 @@ int main(void) {
     logits2[i] = 12345.0f;
   loss2 = 12345.0f;
   tokens[B * S - 1] = V;
-  printf("token == vocab: %d\n", tokens_forward(rt2, params, tokens, targets,
-                                                logits2, &loss2, ws, B, S));
+  printf("token == vocab: %d\n",
+         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, size,
+                        B, S));
   int untouched = loss2 == 12345.0f;
   for (int i = 0; i < N; ++i)
     untouched &= logits2[i] == 12345.0f;
@@ -102,34 +103,36 @@ int main(void) {
   tokens[B * S - 1] = 0;
   tokens[0] = -1;
   printf("token -1: %d\n", tokens_forward(rt2, params, tokens, targets, logits2,
-                                          &loss2, ws, B, S));
+                                          &loss2, ws, size, B, S));
   tokens[0] = INT32_MAX;
-  printf("token INT32_MAX: %d\n", tokens_forward(rt2, params, tokens, targets,
-                                                 logits2, &loss2, ws, B, S));
+  printf("token INT32_MAX: %d\n",
+         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, size,
+                        B, S));
   /* Only the first batch * seq ids are read: a bad id past them is fine. */
   tokens[0] = 1;
   tokens[S] = -5; /* row 1 */
-  printf(
-      "bad token outside batch 1: %d\n",
-      tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 1, S));
+  printf("bad token outside batch 1: %d\n",
+         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, size,
+                        1, S));
   /* Argument and shape errors come first. */
-  printf(
-      "bad token and batch 0: %d\n",
-      tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, 0, S));
+  printf("bad token and batch 0: %d\n",
+         tokens_forward(rt2, params, tokens, targets, logits2, &loss2, ws, size,
+                        0, S));
   printf("bad token and NULL loss: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits2, NULL, ws, B, S));
+         tokens_forward(rt2, params, tokens, targets, logits2, NULL, ws, size,
+                        B, S));
   tokens[S] = 2;
 
-  printf("NULL tokens: %d\n",
-         tokens_forward(rt2, params, NULL, targets, logits, &loss, ws, B, S));
-  printf("NULL targets: %d\n",
-         tokens_forward(rt2, params, tokens, NULL, logits, &loss, ws, B, S));
-  printf("NULL logits: %d\n",
-         tokens_forward(rt2, params, tokens, targets, NULL, &loss, ws, B, S));
-  printf("NULL loss: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits, NULL, ws, B, S));
-  printf("valid again: %d\n",
-         tokens_forward(rt2, params, tokens, targets, logits, &loss, ws, B, S));
+  printf("NULL tokens: %d\n", tokens_forward(rt2, params, NULL, targets, logits,
+                                             &loss, ws, size, B, S));
+  printf("NULL targets: %d\n", tokens_forward(rt2, params, tokens, NULL, logits,
+                                              &loss, ws, size, B, S));
+  printf("NULL logits: %d\n", tokens_forward(rt2, params, tokens, targets, NULL,
+                                             &loss, ws, size, B, S));
+  printf("NULL loss: %d\n", tokens_forward(rt2, params, tokens, targets, logits,
+                                           NULL, ws, size, B, S));
+  printf("valid again: %d\n", tokens_forward(rt2, params, tokens, targets,
+                                             logits, &loss, ws, size, B, S));
 
   free(ws);
   free(params);

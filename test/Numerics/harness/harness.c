@@ -154,6 +154,7 @@ static float *params, *out, *loss_out, *d_out, *d_x, *d_enc, *d_params;
 static const int32_t *tokens, *targets;
 static const float *x, *enc;
 static void *workspace;
+static int64_t workspace_bytes; /* what the calls pass as its size */
 
 static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
   (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out, (void)d_enc;
@@ -174,7 +175,7 @@ static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
 #if HAS_LOSS
                       loss_out,
 #endif
-                      workspace, batch, seq
+                      workspace, workspace_bytes, batch, seq
 #if HAS_CROSS
                       ,
                       enc_seq
@@ -196,7 +197,7 @@ static int32_t call_backward(const float *p, const float *dy, float *dp,
 #if HAS_CROSS
                        d_enc,
 #endif
-                       dp, workspace, batch, seq
+                       dp, workspace, workspace_bytes, batch, seq
 #if HAS_CROSS
                        ,
                        enc_seq
@@ -309,6 +310,7 @@ int main(int argc, char **argv) {
   workspace = aligned_alloc(64, ws_bytes);
   if (!workspace)
     die("out of memory", "workspace");
+  workspace_bytes = (int64_t)ws_bytes;
 
   if (threads != 0)
     check(tfc_runtime_create(threads, &rt), "tfc_runtime_create");
@@ -376,6 +378,10 @@ int main(int argc, char **argv) {
                                 (int64_t)MACRO(_MAX_SEQ) + 1),
                   TFC_ERR_BAD_SHAPE, "enc_seq = max_seq + 1");
 #endif
+    workspace_bytes = ws_size - 1;
+    expect_status(call_backward(params, d_out, scratch, batch, seq, enc_seq),
+                  TFC_ERR_WORKSPACE, "workspace_bytes = workspace_size - 1");
+    workspace_bytes = (int64_t)ws_bytes;
     for (int64_t i = 0; i < n_params; ++i)
       if (scratch[i] != 0.0f) {
         fprintf(stderr, "harness: a rejected backward wrote d_params\n");
