@@ -1,0 +1,94 @@
+/* Runs one spec built twice, for CUDA (`gpu_*`) and for the CPU (`cpu_*`),
+ * on the same parameters and inputs: forward output, then backward from the
+ * same d_y (d_params and d_x). Prints the largest difference relative to the
+ * largest magnitude of each array and FAIL above the bound (argv[1]). */
+#include "cpu.h"
+#include "gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                          \
+  do {                                                                       \
+    int32_t s_ = (call);                                                     \
+    if (s_) {                                                                \
+      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());           \
+      exit(1);                                                               \
+    }                                                                        \
+  } while (0)
+
+static int failures = 0;
+
+static void compare(const char *what, const float *a, const float *b, size_t n,
+                    double bound) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < n; ++i)
+    scale = fmax(scale, fabs((double)b[i]));
+  for (size_t i = 0; i < n; ++i)
+    worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+  double rel = worst / (scale > 0 ? scale : 1);
+  int bad = !(rel <= bound);
+  failures += bad;
+  printf("%s: max |gpu - cpu| / max |cpu| = %.3g%s\n", what, rel,
+         bad ? " FAIL" : "");
+}
+
+static void *device_copy(const void *host, size_t bytes) {
+  void *d = NULL;
+  CHECK(tfc_cuda_malloc(&d, bytes));
+  if (host)
+    CHECK(tfc_cuda_memcpy_to_device(d, host, bytes));
+  else
+    CHECK(tfc_cuda_memset_zero(d, bytes));
+  return d;
+}
+
+int main(int argc, char **argv) {
+  double bound = argc > 1 ? atof(argv[1]) : 1e-4;
+  const int64_t batch = 2, seq = 7;
+  size_t np = (size_t)cpu_param_count();
+  size_t nx = (size_t)(batch * seq * CPU_D_MODEL);
+  float *params = malloc(np * sizeof(float));
+  float *x = malloc(nx * sizeof(float)), *dy = malloc(nx * sizeof(float));
+  CHECK(cpu_init(params, 7));
+  for (size_t i = 0; i < nx; ++i) {
+    x[i] = (float)sin(0.37 * (double)i);
+    dy[i] = (float)cos(0.11 * (double)i);
+  }
+
+  /* CPU reference. */
+  int64_t cpu_bytes = cpu_workspace_size(batch, seq);
+  void *cpu_ws = aligned_alloc(64, (size_t)(cpu_bytes + 63) / 64 * 64);
+  float *y = calloc(nx, sizeof(float)), *dx = calloc(nx, sizeof(float));
+  float *dparams = calloc(np, sizeof(float));
+  CHECK(cpu_forward(NULL, params, x, y, cpu_ws, cpu_bytes, batch, seq));
+  CHECK(cpu_backward(NULL, params, dy, dx, dparams, cpu_ws, cpu_bytes, batch,
+                     seq));
+
+  /* CUDA. */
+  int64_t gpu_bytes = gpu_workspace_size(batch, seq);
+  float *d_params = device_copy(params, np * sizeof(float));
+  float *d_x = device_copy(x, nx * sizeof(float));
+  float *d_dy = device_copy(dy, nx * sizeof(float));
+  float *d_y = device_copy(NULL, nx * sizeof(float));
+  float *d_dx = device_copy(NULL, nx * sizeof(float));
+  float *d_dparams = device_copy(NULL, np * sizeof(float));
+  void *d_ws = device_copy(NULL, (size_t)gpu_bytes);
+  CHECK(gpu_forward(NULL, d_params, d_x, d_y, d_ws, gpu_bytes, batch, seq));
+  CHECK(gpu_backward(NULL, d_params, d_dy, d_dx, d_dparams, d_ws, gpu_bytes,
+                     batch, seq));
+  CHECK(tfc_cuda_synchronize(NULL));
+  float *gy = malloc(nx * sizeof(float)), *gdx = malloc(nx * sizeof(float));
+  float *gdparams = malloc(np * sizeof(float));
+  CHECK(tfc_cuda_memcpy_to_host(gy, d_y, nx * sizeof(float)));
+  CHECK(tfc_cuda_memcpy_to_host(gdx, d_dx, nx * sizeof(float)));
+  CHECK(tfc_cuda_memcpy_to_host(gdparams, d_dparams, np * sizeof(float)));
+
+  compare("y", gy, y, nx, bound);
+  compare("d_x", gdx, dx, nx, bound);
+  compare("d_params", gdparams, dparams, np, bound);
+  printf("%s\n", failures ? "FAILED" : "all within bound");
+  return failures != 0;
+}
