@@ -119,6 +119,22 @@ struct Limits {
   static constexpr int64_t maxWorkspace = int64_t(1) << 40; // bytes
 };
 
+/// Limits on the TOML text itself, checked before TOML++ parses it (see
+/// docs/limits.md). A spec is a few hundred bytes and two levels deep; these
+/// are generous for a hand-written file and keep the reader's memory, time
+/// and stack bounded: TOML++ 3.3.0 builds a table per part of a dotted key
+/// and overflows an 8 MiB stack around 50 000 of them.
+struct InputLimits {
+  static constexpr int64_t maxFileBytes = int64_t(1) << 20;
+  /// Open '[' and '{' at once, table headers' brackets included.
+  static constexpr int64_t maxNesting = 32;
+  /// Parts of one dotted key or table header (`a.b.c` has 3).
+  static constexpr int64_t maxKeyParts = 32;
+  /// How long parseSpecFile waits, in all, for a pipe or FIFO to deliver
+  /// the whole spec (a FIFO nobody writes to must not hang tfc).
+  static constexpr int64_t defaultPipeTimeoutMs = 10000;
+};
+
 /// One `file:line:col: error: message` diagnostic. Lines and columns are
 /// 1-based; line 0 means the diagnostic is about the file as a whole (it
 /// could not be read) and str() leaves the position out: "file: error: ...".
@@ -163,8 +179,14 @@ std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
                               Diagnostic &diag);
 
 /// Reads `path` and parses it. A file that cannot be read is a diagnostic too
-/// (with line 0: "path: error: cannot read file: <reason>"). Never throws.
-std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag);
+/// (with line 0: "path: error: cannot read file: <reason>"). Only regular
+/// files and pipes (FIFOs, `<(...)`, /dev/stdin from a pipe) are read, at most
+/// InputLimits::maxFileBytes of them; a directory or device is refused
+/// without reading, and a pipe that has not delivered the whole spec within
+/// `pipeTimeoutMs` is an error. Never throws, never blocks longer than that.
+std::optional<Spec>
+parseSpecFile(const std::string &path, Diagnostic &diag,
+              int64_t pipeTimeoutMs = InputLimits::defaultPipeTimeoutMs);
 
 } // namespace tfc::spec
 
