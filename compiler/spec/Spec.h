@@ -111,6 +111,11 @@ struct Spec {
 /// generated code allocate unbounded memory.
 struct Limits {
   static constexpr int64_t maxWidth = 1 << 16; // d_model, d_ff
+  /// d_model / n_heads. The CPU attention kernels keep a row of a head in
+  /// vector registers, unrolled over its vectors: compile time grows faster
+  /// than linearly with the head dimension (docs/limits.md: ~6 s at 256,
+  /// ~15 s at 512, over 10 minutes at 4095). Real models use 64 to 256.
+  static constexpr int64_t maxHeadDim = 256;
   static constexpr int64_t maxDepth = 4096;
   static constexpr int64_t maxSeq = 1 << 20;
   static constexpr int64_t maxBatch = 1 << 16;

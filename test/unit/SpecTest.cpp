@@ -400,6 +400,15 @@ TEST(SpecTest, FirstErrorInFileWins) {
   EXPECT_EQ(diag.line, 3);
 }
 
+TEST(SpecTest, HeadDimLimit) {
+  // Limits::maxHeadDim bounds the attention kernels' unrolled code.
+  EXPECT_EQ(parseOk(minimal("", 256, 1)).model.headDim(), 256);
+  Diagnostic diag = parseFails(minimal("", 257 * 2, 2));
+  EXPECT_EQ(diag.str(), "test.toml:4:11: error: the head dimension d_model / "
+                        "n_heads = 514 / 2 is 257, over the limit of 256; use "
+                        "more heads");
+}
+
 TEST(SpecTest, UnreadableFile) {
   Diagnostic diag;
   EXPECT_FALSE(parseSpecFile("/nonexistent/dir/spec.toml", diag));
