@@ -318,12 +318,17 @@ TEST(SpecTest, WorkspaceBoundByHand) {
   Spec s = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
                    "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
                    "[embedding]\nvocab = 10\n[head]\n");
-  int64_t perBlock = 16 * (16 * 8 + 4 * 32) + 3 * 2 * 16 * 16;
-  int64_t outside = 16 * (4 * 8 + 2 * 10);
-  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  // Per token and block: 64*d + 128*H per attention and 16*F; 10 score-sized
+  // arrays per head and attention; outside: 8*d + 4*V per token; scratch:
+  // 8 floats per parameter and 2^20.
+  int64_t perBlock = 16 * (64 * 8 + 128 * 2 + 16 * 32) + 10 * 2 * 16 * 16;
+  int64_t outside = 16 * (8 * 8 + 4 * 10);
+  int64_t scratch = 8 * paramCount(s) + (1 << 20);
+  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
   s.attention.cross = true;
-  perBlock = 16 * (32 * 8 + 4 * 32) + 2 * 3 * 2 * 16 * 16;
-  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  perBlock = 16 * (2 * (64 * 8 + 128 * 2) + 16 * 32) + 2 * 10 * 2 * 16 * 16;
+  scratch = 8 * paramCount(s) + (1 << 20);
+  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
   // Overflow is reported, not wrapped.
   s.model.maxSeq = int64_t(1) << 40;
   EXPECT_EQ(workspaceBound(s), -1);
