@@ -34,6 +34,10 @@ KINDS = {
     "big-string": SPEC + "[norm]\ntype = \"" + "s" * 1000000 + "\"\n",
     "many-keys": SPEC + "".join("k%d = 1\n" % i for i in range(80000)),
     "many-sections": SPEC + "".join("[s%d]\n" % i for i in range(100000)),
+    # 15 000 unknown 64-character keys: the longest words the "did you
+    # mean" edit distance still compares, each against every key of [model].
+    "many-long-keys": SPEC + "".join("d_model_%056d = 1\n" % i
+                                     for i in range(15000)),
     "big-array": SPEC + "x = [" + "1, " * 300000 + "]\n",
     "long-integer": SPEC + "depth = " + "1" * 1000000 + "\n",
     # Bytes that are not UTF-8 or not text.
