@@ -8,7 +8,8 @@
  *   bytes = 4 * (B * (depth * per_block + outside) + scratch)
  *
  * Prints `workspace W bound X ratio R` and exits 1 if W > X.
- * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UPPER=NAME_UPPER. */
+ * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UPPER=NAME_UPPER.
+ */
 #include <stdio.h>
 
 #include TFC_HEADER
@@ -23,7 +24,8 @@ int main(void) {
   long long s = K(_MAX_SEQ), b = K(_MAX_BATCH), depth = K(_DEPTH);
   long long c = K(_HAS_CROSS) ? 2 : 1, v = K(_HAS_HEAD) ? K(_VOCAB) : 0;
   long long p = K(_PARAM_COUNT);
-  long long perBlock = s * (c * (64 * d + 128 * h) + 16 * f) + 10 * c * h * s * s;
+  long long perBlock =
+      s * (c * (64 * d + 128 * h) + 16 * f) + 10 * c * h * s * s;
   long long outside = s * (8 * d + 4 * v);
   long long bound = 4 * (b * (depth * perBlock + outside) + 8 * p + (1 << 20));
 #if K(_HAS_CROSS)
