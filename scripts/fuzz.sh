@@ -38,6 +38,13 @@ for f in "$root"/examples/specs/*.toml "$root"/test/Spec/*/*.toml \
   grep -v '^# *RUN:' "$f" >"$corpus/spec/seed/$n.toml"
   n=$((n + 1))
 done
+# Hostile inputs at the reader's limits (fuzz/seeds: nesting, dotted keys,
+# invalid UTF-8, a NUL byte), copied byte for byte.
+for f in "$root"/fuzz/seeds/*.toml; do
+  [ -f "$f" ] || continue
+  cp "$f" "$corpus/spec/seed/$n.toml"
+  n=$((n + 1))
+done
 
 # IR seeds: every .mlir test, one file per `// -----` chunk, no RUN lines.
 python3 - "$root" "$corpus/ir/seed" <<'EOF'

@@ -111,12 +111,33 @@ struct Spec {
 /// generated code allocate unbounded memory.
 struct Limits {
   static constexpr int64_t maxWidth = 1 << 16; // d_model, d_ff
+  /// d_model / n_heads. The CPU attention kernels keep a row of a head in
+  /// vector registers, unrolled over its vectors: compile time grows faster
+  /// than linearly with the head dimension (docs/limits.md: ~6 s at 256,
+  /// ~15 s at 512, over 10 minutes at 4095). Real models use 64 to 256.
+  static constexpr int64_t maxHeadDim = 256;
   static constexpr int64_t maxDepth = 4096;
   static constexpr int64_t maxSeq = 1 << 20;
   static constexpr int64_t maxBatch = 1 << 16;
   static constexpr int64_t maxVocab = 1 << 22;
   static constexpr int64_t maxParams = int64_t(1) << 34;    // floats
   static constexpr int64_t maxWorkspace = int64_t(1) << 40; // bytes
+};
+
+/// Limits on the TOML text itself, checked before TOML++ parses it (see
+/// docs/limits.md). A spec is a few hundred bytes and two levels deep; these
+/// are generous for a hand-written file and keep the reader's memory, time
+/// and stack bounded: TOML++ 3.3.0 builds a table per part of a dotted key
+/// and overflows an 8 MiB stack around 50 000 of them.
+struct InputLimits {
+  static constexpr int64_t maxFileBytes = int64_t(1) << 20;
+  /// Open '[' and '{' at once, table headers' brackets included.
+  static constexpr int64_t maxNesting = 32;
+  /// Parts of one dotted key or table header (`a.b.c` has 3).
+  static constexpr int64_t maxKeyParts = 32;
+  /// How long parseSpecFile waits, in all, for a pipe or FIFO to deliver
+  /// the whole spec (a FIFO nobody writes to must not hang tfc).
+  static constexpr int64_t defaultPipeTimeoutMs = 10000;
 };
 
 /// One `file:line:col: error: message` diagnostic. Lines and columns are
@@ -136,18 +157,26 @@ struct Diagnostic {
 int64_t paramCount(const Spec &spec);
 
 /// The validator's conservative upper bound, in bytes, of the workspace the
-/// generated code may ask for at (max_batch, max_seq) (and enc_seq = max_seq).
-/// With d = d_model, F = d_ff, H = n_heads, S = max_seq, B = max_batch, V =
-/// vocab if there is a [head] (else 0), c = 2 with cross-attention (else 1):
-///   per block, floats: S * (16*d + 4*F + (c-1)*16*d) + c * 3*H*S*S
-///   outside blocks:    S * (4*d + 2*V)
-///   bytes = 4 * B * (depth * per_block + outside)
-/// i.e. room for ~16 token-vectors of width d and 4 of width d_ff per token
-/// and block (norm inputs/outputs, Q, K, V, attention output, residuals, FFN
-/// pre- and post-activation), 3 score-sized arrays per attention (scores,
-/// probabilities and their gradient) and the logits with their gradient. The
-/// lowering's NAME_workspace_size must stay below it. -1 on int64 overflow.
-/// parseSpec rejects a spec whose bound exceeds Limits::maxWorkspace.
+/// generated code may ask for at (max_batch, max_seq) (and enc_seq = max_seq),
+/// in every build tfc makes of the spec: forward and backward, fused or not
+/// (--no-fusion, --disable-fusion). With d = d_model, F = d_ff, H = n_heads,
+/// S = max_seq, B = max_batch, V = vocab if there is a [head] (else 0), c = 2
+/// with cross-attention (else 1), P = paramCount:
+///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S
+///   outside blocks:    S * (8*d + 4*V)
+///   scratch:           8*P + 2^20
+///   bytes = 4 * (B * (depth * per_block + outside) + scratch)
+/// Measured (docs/limits.md) against NAME_workspace_size: saved activations
+/// take up to ~15 000 floats per token at d = 256, F = 1024 (fused) and up
+/// to ~21 000 unfused, plus 6 to 8 score-sized arrays per head and attention
+/// unfused (none fused: flash attention); packed weight panels and per-block
+/// copies add up to ~4 P whatever the batch and seq, and small models a
+/// fixed ~200 000 floats. Every measured build stays at or under 0.8 of the
+/// bound (the worst: unfused, 32 heads of width 1, long seq, where 8 of the
+/// 10 score arrays are used). test/Driver/workspace-bound.test checks it.
+/// parseSpec
+/// rejects a spec whose bound exceeds Limits::maxWorkspace. -1 on int64
+/// overflow.
 int64_t workspaceBound(const Spec &spec);
 
 /// The fully resolved spec as TOML that parseSpec accepts and that parses back
@@ -163,8 +192,14 @@ std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
                               Diagnostic &diag);
 
 /// Reads `path` and parses it. A file that cannot be read is a diagnostic too
-/// (with line 0: "path: error: cannot read file: <reason>"). Never throws.
-std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag);
+/// (with line 0: "path: error: cannot read file: <reason>"). Only regular
+/// files and pipes (FIFOs, `<(...)`, /dev/stdin from a pipe) are read, at most
+/// InputLimits::maxFileBytes of them; a directory or device is refused
+/// without reading, and a pipe that has not delivered the whole spec within
+/// `pipeTimeoutMs` is an error. Never throws, never blocks longer than that.
+std::optional<Spec>
+parseSpecFile(const std::string &path, Diagnostic &diag,
+              int64_t pipeTimeoutMs = InputLimits::defaultPipeTimeoutMs);
 
 } // namespace tfc::spec
 

@@ -84,14 +84,21 @@ bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
   int64_t attentions = s.attention.cross ? 2 : 1;
   int64_t vocab = s.head && s.embedding ? s.embedding->vocab : 0;
 
-  Checked perToken = Checked(16) * d + Checked(4) * f;
-  if (s.attention.cross)
-    perToken += Checked(16) * d;
-  Checked scores = Checked(3 * attentions) * h * seq * seq;
+  Checked perToken =
+      Checked(attentions) * (Checked(64) * d + Checked(128) * h) +
+      Checked(16) * f;
+  Checked scores = Checked(10 * attentions) * h * seq * seq;
   Checked perBlock = Checked(seq) * perToken + scores;
-  Checked outside = Checked(seq) * (Checked(4) * d + Checked(2) * vocab);
-  Checked total = Checked(4) * s.model.maxBatch *
-                  (Checked(s.model.depth) * perBlock + outside);
+  Checked outside = Checked(seq) * (Checked(8) * d + Checked(4) * vocab);
+  int64_t params;
+  bool counted = checkedParamCount(s, params);
+  Checked scratch = Checked(8) * params + Checked(1 << 20);
+  if (!counted)
+    scratch.overflow = true;
+  Checked total =
+      Checked(4) * (Checked(s.model.maxBatch) *
+                        (Checked(s.model.depth) * perBlock + outside) +
+                    scratch);
   bytes = total.value;
   return !total.overflow;
 }

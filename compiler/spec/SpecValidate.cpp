@@ -58,6 +58,11 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
     error("model.n_heads",
           fmt::format("d_model = {} is not divisible by n_heads = {}", m.dModel,
                       m.nHeads));
+  else if (m.headDim() > Limits::maxHeadDim)
+    error("model.n_heads",
+          fmt::format("the head dimension d_model / n_heads = {} / {} is {}, "
+                      "over the limit of {}; use more heads",
+                      m.dModel, m.nHeads, m.headDim(), Limits::maxHeadDim));
 
   Activation act = spec.ffn.activation;
   if (sources.has("ffn.multiple_of") && !isGated(act))

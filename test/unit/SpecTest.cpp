@@ -11,9 +11,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <dirent.h>
 #include <random>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tfc::spec;
 
@@ -313,12 +318,17 @@ TEST(SpecTest, WorkspaceBoundByHand) {
   Spec s = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
                    "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
                    "[embedding]\nvocab = 10\n[head]\n");
-  int64_t perBlock = 16 * (16 * 8 + 4 * 32) + 3 * 2 * 16 * 16;
-  int64_t outside = 16 * (4 * 8 + 2 * 10);
-  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  // Per token and block: 64*d + 128*H per attention and 16*F; 10 score-sized
+  // arrays per head and attention; outside: 8*d + 4*V per token; scratch:
+  // 8 floats per parameter and 2^20.
+  int64_t perBlock = 16 * (64 * 8 + 128 * 2 + 16 * 32) + 10 * 2 * 16 * 16;
+  int64_t outside = 16 * (8 * 8 + 4 * 10);
+  int64_t scratch = 8 * paramCount(s) + (1 << 20);
+  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
   s.attention.cross = true;
-  perBlock = 16 * (32 * 8 + 4 * 32) + 2 * 3 * 2 * 16 * 16;
-  EXPECT_EQ(workspaceBound(s), 4 * 5 * (3 * perBlock + outside));
+  perBlock = 16 * (2 * (64 * 8 + 128 * 2) + 16 * 32) + 2 * 10 * 2 * 16 * 16;
+  scratch = 8 * paramCount(s) + (1 << 20);
+  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
   // Overflow is reported, not wrapped.
   s.model.maxSeq = int64_t(1) << 40;
   EXPECT_EQ(workspaceBound(s), -1);
@@ -395,6 +405,15 @@ TEST(SpecTest, FirstErrorInFileWins) {
   EXPECT_EQ(diag.line, 3);
 }
 
+TEST(SpecTest, HeadDimLimit) {
+  // Limits::maxHeadDim bounds the attention kernels' unrolled code.
+  EXPECT_EQ(parseOk(minimal("", 256, 1)).model.headDim(), 256);
+  Diagnostic diag = parseFails(minimal("", 257 * 2, 2));
+  EXPECT_EQ(diag.str(), "test.toml:4:11: error: the head dimension d_model / "
+                        "n_heads = 514 / 2 is 257, over the limit of 256; use "
+                        "more heads");
+}
+
 TEST(SpecTest, UnreadableFile) {
   Diagnostic diag;
   EXPECT_FALSE(parseSpecFile("/nonexistent/dir/spec.toml", diag));
@@ -402,6 +421,207 @@ TEST(SpecTest, UnreadableFile) {
                         "file: No such file or directory");
   EXPECT_FALSE(parseSpecFile("/", diag));
   EXPECT_EQ(diag.str(), "/: error: cannot read file: Is a directory");
+  // Devices are refused without a byte read: /dev/zero would never end.
+  EXPECT_FALSE(parseSpecFile("/dev/zero", diag));
+  EXPECT_EQ(diag.str(), "/dev/zero: error: cannot read file: it is a "
+                        "character device, not a file");
+}
+
+/// A fresh path under the test's temporary directory.
+std::string tempPath(const std::string &name) {
+  const char *dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") +
+                     "/tfc-spec-test-" + std::to_string(::getpid()) + "-" +
+                     name;
+  std::remove(path.c_str());
+  return path;
+}
+
+TEST(SpecTest, FifoWithoutWriterTimesOut) {
+  // Opening a FIFO nobody writes to blocks forever; parseSpecFile neither
+  // blocks in open() nor waits longer than its timeout for the data.
+  std::string path = tempPath("fifo");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  Diagnostic diag;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(parseSpecFile(path, diag, /*pipeTimeoutMs=*/100));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_EQ(diag.line, 0);
+  EXPECT_NE(diag.message.find("no complete spec arrived within 100 ms"),
+            std::string::npos)
+      << diag.str();
+  std::remove(path.c_str());
+}
+
+TEST(SpecTest, PipeIsRead) {
+  // `tfc <(...)` and `... | tfc /dev/stdin` read a pipe.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string text = minimal();
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()),
+            static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  Diagnostic diag;
+  auto spec = parseSpecFile("/dev/fd/" + std::to_string(fds[0]), diag);
+  ::close(fds[0]);
+  ASSERT_TRUE(spec) << diag.str();
+  EXPECT_EQ(spec->model.dModel, 64);
+}
+
+TEST(SpecTest, FileSizeLimit) {
+  // A regular file over the limit is refused by its size, before reading:
+  // a sparse 100 GiB file costs nothing.
+  std::string path = tempPath("huge.toml");
+  std::FILE *file = std::fopen(path.c_str(), "wb");
+  ASSERT_TRUE(file);
+  std::fclose(file);
+  ASSERT_EQ(::truncate(path.c_str(), int64_t(100) << 30), 0);
+  Diagnostic diag;
+  EXPECT_FALSE(parseSpecFile(path, diag));
+  EXPECT_EQ(diag.line, 0);
+  EXPECT_NE(diag.message.find("file is too large to be a spec"),
+            std::string::npos)
+      << diag.str();
+  // Exactly at the limit it is read (and fails as TOML, with a position).
+  ASSERT_EQ(::truncate(path.c_str(), InputLimits::maxFileBytes), 0);
+  EXPECT_FALSE(parseSpecFile(path, diag));
+  EXPECT_GE(diag.line, 1) << diag.str();
+  std::remove(path.c_str());
+
+  // parseSpec holds text to the same limit.
+  std::string text =
+      minimal("# " + std::string(InputLimits::maxFileBytes, 'x') + "\n");
+  diag = parseFails(text);
+  EXPECT_EQ(diag.line, 0);
+  EXPECT_EQ(diag.message, "the spec is " + std::to_string(text.size()) +
+                              " bytes, over the limit of 1048576 (1 MiB)");
+}
+
+TEST(SpecTest, NestingLimit) {
+  auto nested = [](int64_t depth) {
+    return minimal() + "x = " + std::string(depth, '[') +
+           std::string(depth, ']') + "\n";
+  };
+  // At the limit TOML++ parses it (and the reader rejects the unknown key).
+  Diagnostic diag = parseFails(nested(InputLimits::maxNesting));
+  EXPECT_EQ(diag.message, "unknown key 'x' in [model]");
+  diag = parseFails(nested(InputLimits::maxNesting + 1));
+  EXPECT_EQ(diag.line, 5);
+  EXPECT_EQ(diag.column, 4 + InputLimits::maxNesting + 1);
+  EXPECT_EQ(diag.message, "more than 32 '[' and '{' open at once: a spec "
+                          "nests two levels deep at most");
+  // 100 000 deep: no stack overflow, the same error.
+  diag = parseFails(nested(100000));
+  EXPECT_EQ(diag.column, 4 + InputLimits::maxNesting + 1);
+  std::string tables;
+  for (int i = 0; i < 100000; ++i)
+    tables += "{a = ";
+  diag = parseFails(minimal("x = " + tables + "1\n"));
+  EXPECT_EQ(diag.message.substr(0, 12), "more than 32");
+  // Brackets in strings and comments do not count.
+  parseOk(minimal("# " + std::string(1000, '[') + "\n[target]\ncpu = '" +
+                  "x86-64' # {{{{\n"));
+  diag = parseFails(
+      minimal("[target]\ncpu = \"" + std::string(1000, '[') + "\"\n"));
+  EXPECT_NE(diag.message.find("'target.cpu' must be an LLVM CPU name"),
+            std::string::npos)
+      << diag.str();
+}
+
+TEST(SpecTest, DottedKeyLimit) {
+  auto dotted = [](int64_t parts, const std::string &part) {
+    std::string key = part;
+    for (int64_t i = 1; i < parts; ++i)
+      key += "." + part;
+    return key;
+  };
+  // TOML++ builds a table per part, recursively: 100 000 parts overflowed
+  // the stack (SIGSEGV) before the limit.
+  const std::string message = "a dotted key or table header of more than 32 "
+                              "parts: a spec needs two at most";
+  for (const std::string &part : {"a", "1", "\"a\"", "'a'", " a "}) {
+    Diagnostic diag =
+        parseFails(minimal(dotted(InputLimits::maxKeyParts, part) + " = 1\n"));
+    EXPECT_NE(diag.message, message) << part;
+    diag = parseFails(minimal(dotted(100000, part) + " = 1\n"));
+    EXPECT_EQ(diag.message, message) << part;
+    EXPECT_EQ(diag.line, 5) << part;
+    diag = parseFails("[" + dotted(100000, part) + "]\n");
+    EXPECT_EQ(diag.message, message) << part;
+    diag = parseFails("[[" + dotted(100000, part) + "]]\n");
+    EXPECT_EQ(diag.message, message) << part;
+    diag = parseFails(minimal("x = {" + dotted(100000, part) + " = 1}\n"));
+    EXPECT_EQ(diag.message, message) << part;
+  }
+  // Dots in values, strings and comments are not key parts.
+  std::string floats;
+  for (int i = 0; i < 1000; ++i)
+    floats += "1.5, ";
+  Diagnostic diag = parseFails(minimal("x = [" + floats + "]\n"));
+  EXPECT_EQ(diag.message, "unknown key 'x' in [model]");
+  parseOk(minimal("# " + dotted(1000, "a") + "\n[norm]\neps = 1.5e-5\n"));
+  diag = parseFails(minimal("[norm]\ntype = \"" + dotted(1000, "a") + "\"\n"));
+  EXPECT_EQ(diag.message.substr(0, 26), "'norm.type' must be \"layer");
+}
+
+TEST(SpecTest, HugeValuesAndKeys) {
+  // A megabyte key or enum word: a one-line error that quotes 64 characters.
+  std::string big(1000000, 'a');
+  Diagnostic diag = parseFails(minimal(big + " = 1\n"));
+  EXPECT_EQ(diag.message, "unknown key '" + std::string(64, 'a') +
+                              "...(1000000 bytes)' in [model]");
+  diag = parseFails(minimal("[norm]\ntype = \"" + big + "\"\n"));
+  EXPECT_LT(diag.message.size(), 200u);
+  diag = parseFails("name = \"" + big + "\"\n");
+  EXPECT_LT(diag.message.size(), 300u);
+  diag = parseFails(minimal("[target]\nfeatures = \"+a," + big + "\"\n"));
+  EXPECT_LT(diag.message.size(), 200u);
+  // A duplicate megabyte key: TOML++'s message quotes it, tfc cuts it.
+  std::string half(400000, 'a');
+  diag = parseFails(minimal(half + " = 1\n" + half + " = 2\n"));
+  EXPECT_EQ(diag.line, 6);
+  EXPECT_LT(diag.message.size(), 300u);
+  // Control characters from escapes are shown escaped.
+  diag = parseFails(minimal("\"\\u001b[31m\" = 1\n"));
+  EXPECT_EQ(diag.message, "unknown key '\\x1B[31m' in [model]");
+  // Numbers too long for TOML++.
+  diag = parseFails(minimal("depth = " + std::string(100000, '1') + "\n"));
+  EXPECT_EQ(diag.line, 5);
+  // 80 000 keys (under 1 MiB): every one an error, reported at once.
+  std::string keys;
+  for (int i = 0; i < 80000; ++i)
+    keys += "k" + std::to_string(i) + " = 1\n";
+  diag = parseFails(minimal(keys));
+  EXPECT_EQ(diag.str(), "test.toml:5:1: error: unknown key 'k0' in [model]");
+}
+
+TEST(SpecTest, InvalidUtf8InComments) {
+  // Each malformed sequence is an error at its byte, not TOML++'s to find.
+  const char *const bad[] = {
+      "\xFF",             // Never in UTF-8.
+      "\x80",             // A continuation byte alone.
+      "\xC0\xAF",         // Overlong '/'.
+      "\xE0\x80\xAF",     // Overlong '/', three bytes.
+      "\xED\xA0\x80",     // A surrogate.
+      "\xF4\x90\x80\x80", // Above U+10FFFF.
+      "\xE2\x82",         // Cut short.
+  };
+  for (const char *bytes : bad) {
+    Diagnostic diag =
+        parseFails("# ok \xC3\xA9 " + std::string(bytes) + " x\n" + minimal());
+    EXPECT_EQ(diag.line, 1) << bytes;
+    EXPECT_EQ(diag.column, 8) << bytes;
+    EXPECT_NE(diag.message.find("in a comment is not valid UTF-8"),
+              std::string::npos)
+        << diag.str();
+  }
+  // NUL and other control bytes: TOML++'s error, at their position.
+  Diagnostic diag = parseFails(minimal(std::string("x = 1\0\n", 7)));
+  EXPECT_EQ(diag.line, 5);
+  EXPECT_EQ(diag.column, 6);
+  diag = parseFails(std::string("# a\0b\n", 6) + minimal());
+  EXPECT_EQ(diag.line, 1);
 }
 
 TEST(SpecTest, NeverThrows) {

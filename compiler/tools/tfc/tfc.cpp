@@ -106,6 +106,12 @@ cl::list<std::string>
                              "--emit=fusion-report)"),
                     cl::CommaSeparated, cl::value_desc("name,..."),
                     cl::cat(tfcCategory));
+cl::opt<unsigned> inputTimeout(
+    "input-timeout",
+    cl::desc("Seconds to wait in all for a pipe or FIFO to deliver the spec "
+             "(regular files never wait)"),
+    cl::init(tfc::spec::InputLimits::defaultPipeTimeoutMs / 1000),
+    cl::value_desc("seconds"), cl::cat(tfcCategory));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
@@ -216,11 +222,18 @@ int main(int argc, char **argv) {
       "header\n\n  tfc spec.toml -o model.o   writes model.o and model.h\n"
       "  tfc spec.toml --emit=tfc   prints the tfc dialect IR\n\n"
       "MLIR's IR-printing flags work too (--mlir-print-ir-after-all,\n"
-      "--mlir-print-ir-before=tfc-lower-to-loops, ...; see --help-hidden).\n");
+      "--mlir-print-ir-before=tfc-lower-to-loops, ...; see --help-hidden).\n"
+      "\n"
+      "Limits (docs/limits.md): the spec file is at most 1 MiB, nests at most\n"
+      "32 '[' and '{', and no dotted key has more than 32 parts; d_model and\n"
+      "d_ff <= 65536, d_model / n_heads <= 256, depth <= 4096, max_seq <=\n"
+      "2^20, max_batch <= 65536, vocab <= 2^22, parameters <= 2^34 floats,\n"
+      "workspace bound <= 1 TiB. Within them tfc itself needs under 2 GiB of\n"
+      "address space and 60 s.\n");
 
   tfc::spec::Diagnostic diag;
   std::optional<tfc::spec::Spec> spec =
-      tfc::spec::parseSpecFile(inputPath, diag);
+      tfc::spec::parseSpecFile(inputPath, diag, int64_t(inputTimeout) * 1000);
   if (!spec) {
     errs() << diag.str() << "\n";
     return 1;

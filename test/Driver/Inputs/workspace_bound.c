@@ -1,0 +1,39 @@
+/* Checks a compiled model's NAME_workspace_size(max_batch, max_seq [, max_seq])
+ * against the validator's bound (tfc::spec::workspaceBound in
+ * compiler/spec/Spec.h, restated here from the header's constants):
+ *
+ *   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S
+ *   outside blocks:    S * (8*d + 4*V)
+ *   scratch:           8*P + 2^20
+ *   bytes = 4 * (B * (depth * per_block + outside) + scratch)
+ *
+ * Prints `workspace W bound X ratio R` and exits 1 if W > X.
+ * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UPPER=NAME_UPPER.
+ */
+#include <stdio.h>
+
+#include TFC_HEADER
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(s) CAT(TFC_NAME, s)
+#define K(s) CAT(TFC_UPPER, s)
+
+int main(void) {
+  long long d = K(_D_MODEL), f = K(_D_FF), h = K(_N_HEADS);
+  long long s = K(_MAX_SEQ), b = K(_MAX_BATCH), depth = K(_DEPTH);
+  long long c = K(_HAS_CROSS) ? 2 : 1, v = K(_HAS_HEAD) ? K(_VOCAB) : 0;
+  long long p = K(_PARAM_COUNT);
+  long long perBlock =
+      s * (c * (64 * d + 128 * h) + 16 * f) + 10 * c * h * s * s;
+  long long outside = s * (8 * d + 4 * v);
+  long long bound = 4 * (b * (depth * perBlock + outside) + 8 * p + (1 << 20));
+#if K(_HAS_CROSS)
+  long long workspace = (long long)FN(_workspace_size)(b, s, s);
+#else
+  long long workspace = (long long)FN(_workspace_size)(b, s);
+#endif
+  printf("workspace %lld bound %lld ratio %.3f\n", workspace, bound,
+         (double)workspace / (double)bound);
+  return workspace > 0 && workspace <= bound ? 0 : 1;
+}
