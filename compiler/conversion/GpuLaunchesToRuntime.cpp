@@ -36,6 +36,7 @@ using namespace mlir::tfc;
 namespace {
 
 constexpr StringLiteral kLaunch = "tfc_cuda_launch";
+constexpr StringLiteral kRead = "tfc_cuda_read";
 
 /// Runs `ptxas -arch=ARCH` on `ptx`; the cubin, or an error message.
 FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
@@ -102,6 +103,11 @@ private:
   /// strides), as LLVM-compatible values.
   SmallVector<Value> flattenOperands(OpBuilder &b, gpu::LaunchFuncOp launch);
   func::FuncOp declareLaunch();
+  func::FuncOp declareRead();
+  /// Replaces a host `memref.load` of device memory by a guarded
+  /// `tfc_cuda_read` into a host slot (zero when a call failed before).
+  void lowerDeviceRead(memref::LoadOp load, Value stream, Value statusSlot,
+                       OpBuilder &entry);
 
   ModuleOp module;
   MLIRContext *ctx;
@@ -197,6 +203,62 @@ func::FuncOp LaunchLowering::declareLaunch() {
   return decl;
 }
 
+func::FuncOp LaunchLowering::declareRead() {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(kRead))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  // (stream, host dst, device src, bytes).
+  auto type = FunctionType::get(ctx, {ptr, ptr, ptr, i64}, {i32});
+  auto decl = func::FuncOp::create(b, module.getLoc(), kRead, type);
+  decl.setPrivate();
+  return decl;
+}
+
+void LaunchLowering::lowerDeviceRead(memref::LoadOp load, Value stream,
+                                     Value statusSlot, OpBuilder &entry) {
+  Location loc = load.getLoc();
+  Type elementType = load.getType();
+  unsigned bytes = elementType.getIntOrFloatBitWidth() / 8;
+  Value one = LLVM::ConstantOp::create(entry, loc, i64, 1);
+  Value slot = LLVM::AllocaOp::create(entry, loc, ptr, elementType, one);
+
+  OpBuilder b(load);
+  auto toI64 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, i64, index);
+  };
+  // Element offset + sum of index * stride, in bytes from the aligned pointer.
+  auto metadata =
+      memref::ExtractStridedMetadataOp::create(b, loc, load.getMemRef());
+  Value element = toI64(metadata.getOffset());
+  for (auto [index, stride] :
+       llvm::zip(load.getIndices(), metadata.getStrides()))
+    element = arith::AddIOp::create(
+        b, loc, element,
+        arith::MulIOp::create(b, loc, toI64(index), toI64(stride)));
+  Value base = LLVM::IntToPtrOp::create(
+      b, loc, ptr,
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc,
+                                                           load.getMemRef())));
+  Value address =
+      LLVM::GEPOp::create(b, loc, ptr, elementType, base, ValueRange{element});
+  LLVM::StoreOp::create(b, loc, LLVM::ZeroOp::create(b, loc, elementType),
+                        slot);
+  Value status = LLVM::LoadOp::create(b, loc, i32, statusSlot);
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
+                                   arith::ConstantIntOp::create(b, loc, 0, 32));
+  auto ifOk = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+  b.setInsertionPoint(ifOk.thenBlock()->getTerminator());
+  auto call = func::CallOp::create(
+      b, loc, declareRead(),
+      ValueRange{stream, slot, address,
+                 LLVM::ConstantOp::create(b, loc, i64, int64_t(bytes))});
+  LLVM::StoreOp::create(b, loc, call.getResult(0), statusSlot);
+  b.setInsertionPointAfter(ifOk);
+  load.replaceAllUsesWith(
+      LLVM::LoadOp::create(b, loc, elementType, slot).getResult());
+  load.erase();
+}
+
 SmallVector<Value> LaunchLowering::flattenOperands(OpBuilder &b,
                                                    gpu::LaunchFuncOp launch) {
   Location loc = launch.getLoc();
@@ -232,6 +294,10 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   func.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
   if (launches.empty())
     return success();
+  // What the host still loads is device memory (tfc-parallel-loops-to-gpu
+  // moved every other access into kernels).
+  SmallVector<memref::LoadOp> deviceReads;
+  func.walk([&](memref::LoadOp load) { deviceReads.push_back(load); });
   if (moduleGlobal.empty())
     return launches.front().emitOpError("launches a kernel that is not "
                                         "serialized (run gpu-module-to-binary "
@@ -251,6 +317,9 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   Value statusSlot = LLVM::AllocaOp::create(entry, loc, ptr, i32, one);
   LLVM::StoreOp::create(
       entry, loc, LLVM::ConstantOp::create(entry, loc, i32, 0), statusSlot);
+
+  for (memref::LoadOp load : deviceReads)
+    lowerDeviceRead(load, stream, statusSlot, entry);
 
   for (gpu::LaunchFuncOp launch : launches) {
     if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
@@ -310,6 +379,32 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
                    toI32(block.z), sharedBytes, stream, pointers});
     LLVM::StoreOp::create(b, at, call.getResult(0), statusSlot);
     launch.erase();
+  }
+
+  // A host error message after a failed launch or read (e.g. "bad token"
+  // from a value that was never read) must not replace the driver's message:
+  // the return below reports the driver's status anyway.
+  SmallVector<LLVM::CallOp> messages;
+  func.walk([&](LLVM::CallOp call) {
+    if (call.getCallee() == "tfc_rt_error" && call.getNumResults() == 1)
+      messages.push_back(call);
+  });
+  for (LLVM::CallOp call : messages) {
+    OpBuilder b(call);
+    Location at = call.getLoc();
+    Value status = LLVM::LoadOp::create(b, at, i32, statusSlot);
+    Value ok =
+        arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq, status,
+                              arith::ConstantIntOp::create(b, at, 0, 32));
+    auto ifOk = scf::IfOp::create(b, at, TypeRange{call.getResult().getType()},
+                                  ok, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&ifOk.getElseRegion().front());
+    scf::YieldOp::create(b, at, call.getOperand(0));
+    call.getResult().replaceAllUsesWith(ifOk.getResult(0));
+    b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+    call->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    b.setInsertionPointAfter(call);
+    scf::YieldOp::create(b, at, call.getResult());
   }
 
   // Every return reports the first failed launch, if any.

@@ -528,6 +528,8 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
   const Buffer &targets = l.lookup(op.getTargets());
   const Buffer &dloss = l.lookup(op.getGrad());
   Buffer out = l.allocateResult(op.getResult(), logits.dims);
+  // The count of valid targets, in the workspace (see lowerLossHead).
+  Buffer validCount = l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
   if (l.sizeOnly())
     return success();
   OpBuilder &b = l.b;
@@ -546,19 +548,17 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
   };
   // The forward's mean divides by the number of valid targets: count them
   // serially (exact, in index), then scale = dloss / max(count, 1).
-  Value count =
-      l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
-                [&](Value row, ValueRange acc) -> SmallVector<Value> {
-                  Value valid = isValid(l.load(targets.flat, row));
-                  return {arith::SelectOp::create(
-                      b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
-                })[0];
-  Value countF = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), count));
-  Value scale = arith::DivFOp::create(
-      b, loc, l.load(dloss.flat, l.index(0)),
-      arith::MaximumFOp::create(b, loc, countF, l.f32(1.0)));
+  l.parallelFor(l.index(1), [&](Value) {
+    Value count =
+        l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
+                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
+                    Value valid = isValid(l.load(targets.flat, row));
+                    return {arith::SelectOp::create(
+                        b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
+                  })[0];
+    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), count),
+            validCount.flat, l.index(0));
+  });
   Value zero = l.f32(0.0);
   l.parallelFor(rows, [&](Value row) {
     Value base = l.mul(row, vocab);
@@ -566,6 +566,11 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
     Value valid = isValid(target);
     Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
     Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), safeTarget);
+    Value countF = arith::UIToFPOp::create(b, loc, b.getF32Type(),
+                                           l.load(validCount.flat, l.index(0)));
+    Value scale = arith::DivFOp::create(
+        b, loc, l.load(dloss.flat, l.index(0)),
+        arith::MaximumFOp::create(b, loc, countF, l.f32(1.0)));
     // softmax as lowerSoftmax: exp(x - max) stored, then normalised.
     Value inv = emitRowExp(l, logits.flat, out.flat, base, vocab);
     l.forLoop(l.index(0), vocab, [&](Value j) {

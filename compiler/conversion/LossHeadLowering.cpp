@@ -44,6 +44,10 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
   Value rows;
   l.atAllocationPoint([&] { rows = l.mul(in.dims[0], in.dims[1]); });
   Buffer perRow = l.allocate(l.b.getF32Type(), {rows});
+  // The number of valid targets, kept in the workspace: every memory access
+  // stays inside a parallel loop (a one-iteration one for the serial parts),
+  // which the CUDA target runs as kernels.
+  Buffer validCount = l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
 
   // The logits, exactly as lowerLinear computes them.
   MatmulProblem p;
@@ -79,19 +83,21 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
   };
   // The mean's denominator, counted serially (exact, in index) before the
   // sweep, which scales the gradient by it.
-  Value count =
-      l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
-                [&](Value row, ValueRange acc) -> SmallVector<Value> {
-                  Value valid = isValid(l.load(targets.flat, row));
-                  return {arith::SelectOp::create(
-                      b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
-                })[0];
-  Value count64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
-  Value scale = arith::DivFOp::create(
-      b, loc, l.f32(1.0),
-      arith::MaximumFOp::create(
-          b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), count64),
-          l.f32(1.0)));
+  l.parallelFor(l.index(1), [&](Value) {
+    Value count =
+        l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
+                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
+                    Value valid = isValid(l.load(targets.flat, row));
+                    return {arith::SelectOp::create(
+                        b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
+                  })[0];
+    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), count),
+            validCount.flat, l.index(0));
+  });
+  auto countAsFloat = [&](Type type) -> Value {
+    return arith::UIToFPOp::create(b, loc, type,
+                                   l.load(validCount.flat, l.index(0)));
+  };
 
   Value zero = l.f32(0.0);
   l.parallelFor(rows, [&](Value row) {
@@ -113,6 +119,10 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
       return;
     // (softmax - onehot) / count, as lowerCrossEntropyGrad for d_loss = 1;
     // ignored rows get exactly zero.
+    Value scale = arith::DivFOp::create(
+        b, loc, l.f32(1.0),
+        arith::MaximumFOp::create(b, loc, countAsFloat(b.getF32Type()),
+                                  l.f32(1.0)));
     Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
     l.forLoop(l.index(0), vocab, [&](Value j) {
       Value idx = l.add(base, j);
@@ -129,21 +139,23 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
 
   // The mean over valid targets: a sequential sum in double (a fixed order,
   // independent of threads), as lowerCrossEntropy.
-  auto f64 = b.getF64Type();
-  Value total = l.forLoop(
-      l.index(0), rows,
-      ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0))},
-      [&](Value row, ValueRange acc) -> SmallVector<Value> {
-        Value nllRow =
-            arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, row));
-        return {arith::AddFOp::create(b, loc, acc[0], nllRow)};
-      })[0];
-  Value denominator = arith::MaximumFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, f64, count64),
-      arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0)));
-  Value mean = arith::DivFOp::create(b, loc, total, denominator);
-  l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), loss.flat,
-          l.index(0));
+  l.parallelFor(l.index(1), [&](Value) {
+    auto f64 = b.getF64Type();
+    Value total = l.forLoop(
+        l.index(0), rows,
+        ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0))},
+        [&](Value row, ValueRange acc) -> SmallVector<Value> {
+          Value nllRow =
+              arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, row));
+          return {arith::AddFOp::create(b, loc, acc[0], nllRow)};
+        })[0];
+    Value denominator = arith::MaximumFOp::create(
+        b, loc, countAsFloat(f64),
+        arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0)));
+    Value mean = arith::DivFOp::create(b, loc, total, denominator);
+    l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), loss.flat,
+            l.index(0));
+  });
   return success();
 }
 

@@ -214,6 +214,11 @@ private:
   /// walkForward in SizeOnly mode with the user's arrays as shapes only:
   /// reproduces forward's allocations (and saved slots) in another function.
   LogicalResult replayForward(Lowering &l);
+  /// The workspace word where forward's token check leaves the index of the
+  /// first token id outside the vocabulary (-1: none), allocated before
+  /// walkForward's buffers by forward and by every replay; null without
+  /// tokens.
+  Buffer allocateTokenCheck(Lowering &l);
   LogicalResult walkBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
                              Buffer dParams, ArrayRef<Buffer> dInputs);
 
@@ -519,26 +524,34 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
     Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocab, 32);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-    firstBad = l.forLoop(
-        l.index(0), l.mul(batch, seq), ValueRange{firstBad},
-        [&](Value i, ValueRange acc) -> SmallVector<Value> {
-          Value id = l.load(tokens, i);
-          Value inRange = arith::AndIOp::create(
-              b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id,
-                                    zeroI32),
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id,
-                                    vocabI32));
-          Value firstHere = arith::AndIOp::create(
-              b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
-                                    noBadToken),
-              arith::XOrIOp::create(
-                  b, loc, inRange, arith::ConstantIntOp::create(b, loc, 1, 1)));
-          return {arith::SelectOp::create(
-              b, loc, firstHere, arith::IndexCastOp::create(b, loc, i64, i),
-              acc[0])};
-        })[0];
+    // One serial scan in a one-iteration parallel loop (a kernel on CUDA)
+    // whose result the host reads back from the workspace.
+    Buffer result = allocateTokenCheck(l);
+    l.parallelFor(l.index(1), [&](Value) {
+      Value scan = l.forLoop(
+          l.index(0), l.mul(batch, seq), ValueRange{firstBad},
+          [&](Value i, ValueRange acc) -> SmallVector<Value> {
+            Value id = l.load(tokens, i);
+            Value inRange = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id,
+                                      zeroI32),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id,
+                                      vocabI32));
+            Value firstHere = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
+                                      noBadToken),
+                arith::XOrIOp::create(
+                    b, loc, inRange,
+                    arith::ConstantIntOp::create(b, loc, 1, 1)));
+            return {arith::SelectOp::create(
+                b, loc, firstHere, arith::IndexCastOp::create(b, loc, i64, i),
+                acc[0])};
+          })[0];
+      l.store(scan, result.flat, l.index(0));
+    });
+    firstBad = l.load(result.flat, l.index(0));
   }
   Value tokensOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          firstBad, noBadToken);
@@ -629,7 +642,14 @@ LogicalResult ModelLowering::replayForward(Lowering &l) {
           userBuffer(l, Value(), role, model.getArgument(i).getType()));
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
     outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
+  allocateTokenCheck(l);
   return walkForward(l, inputs, outputs);
+}
+
+Buffer ModelLowering::allocateTokenCheck(Lowering &l) {
+  if (!llvm::is_contained(Interface(model).argRoles, "tokens"))
+    return Buffer();
+  return l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
 }
 
 LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
@@ -803,8 +823,8 @@ LogicalResult ModelLowering::lowerConstant(Lowering &l,
   if (l.sizeOnly())
     return success();
   Value value = l.f32(splat.getSplatValue<APFloat>().convertToDouble());
-  l.forLoop(l.index(0), l.product(dims),
-            [&](Value i) { l.store(value, buffer.flat, i); });
+  l.parallelFor(l.product(dims),
+                [&](Value i) { l.store(value, buffer.flat, i); });
   return success();
 }
 

@@ -464,6 +464,26 @@ int32_t tfc_cuda_synchronize(void *stream) {
   return TFC_OK;
 }
 
+int32_t tfc_cuda_read(void *stream, void *dst, const void *src, size_t bytes) {
+  static const char who[] = "tfc_cuda_read";
+  if (bytes > 0 && (dst == NULL || src == NULL))
+    return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: %s is NULL", who,
+                        dst == NULL ? "dst" : "src");
+  int32_t status = need_context(who, NULL);
+  if (status != TFC_OK || bytes == 0)
+    return status;
+  /* The copy runs on the legacy default stream, which does not wait for a
+   * non-blocking stream: wait for `stream` first. */
+  CUresult r = drv.StreamSynchronize((CUstream)stream);
+  if (r != CUDA_SUCCESS)
+    return cu_fail(0, r, "cuStreamSynchronize", "%s(stream %p)", who, stream);
+  r = drv.MemcpyDtoH(dst, dptr(src), bytes);
+  if (r != CUDA_SUCCESS)
+    return cu_fail(0, r, "cuMemcpyDtoH", "%s(%p <- %p, %zu bytes)", who, dst,
+                   src, bytes);
+  return TFC_OK;
+}
+
 /* ---- Modules and launches ------------------------------------------------ */
 
 typedef struct function_entry {

@@ -119,3 +119,29 @@ module attributes {gpu.container_module} {
     return %ok : i32
   }
 }
+
+// -----
+
+// What the host still loads (the token check's result) is read back from the
+// device after the stream's work: a guarded tfc_cuda_read into a host slot.
+// CHECK-LABEL: func.func @reads(
+// CHECK-SAME:    %[[STREAM:.*]]: !llvm.ptr, %[[BUF:.*]]: memref<?xi64>
+// CHECK:         %[[HOST:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK:         func.call @tfc_cuda_launch(
+// CHECK:         memref.extract_strided_metadata %[[BUF]]
+// CHECK:         %[[ADDR:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+// CHECK:         scf.if
+// CHECK:           %[[R:.*]] = func.call @tfc_cuda_read(%[[STREAM]], %[[HOST]], %[[ADDR]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+// CHECK:         %[[V:.*]] = llvm.load %[[HOST]] : !llvm.ptr -> i64
+// CHECK:         arith.trunci %[[V]]
+// CHECK-NOT:     memref.load
+module attributes {gpu.container_module} {
+  gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "a">]
+  func.func @reads(%stream: !llvm.ptr, %buf: memref<?xi64>, %n: index) -> i32 {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c1, %c1, %c1)
+    %v = memref.load %buf[%c1] : memref<?xi64>
+    %s = arith.trunci %v : i64 to i32
+    return %s : i32
+  }
+}

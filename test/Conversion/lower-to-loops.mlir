@@ -163,13 +163,18 @@ func.func @lm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           llvm.insertvalue %[[TOK]], %{{.*}}[0]
 // CHECK:           %[[TOKM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi32>
 // Every token id must lie in [0, vocab) before any compute, else status 3
-// with a message naming the first bad one (-1: none).
+// with a message naming the first bad one (-1: none). The scan is a
+// one-iteration parallel loop (a kernel on CUDA) that leaves its result in
+// a workspace word the host reads.
 // CHECK:           %[[NONE:.*]] = arith.constant -1 : i64
 // CHECK:           %[[VOCAB:.*]] = arith.constant 16 : i32
-// CHECK:           %[[FIRST:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[NONE]]) -> (i64) {
-// CHECK:             %[[ID:.*]] = memref.load %[[TOKM]][%{{.*}}] : memref<?xi32>
-// CHECK-DAG:         arith.cmpi sge, %[[ID]], %{{.*}} : i32
-// CHECK-DAG:         arith.cmpi slt, %[[ID]], %[[VOCAB]] : i32
+// CHECK:           scf.parallel
+// CHECK:             %[[SCAN:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[NONE]]) -> (i64) {
+// CHECK:               %[[ID:.*]] = memref.load %[[TOKM]][%{{.*}}] : memref<?xi32>
+// CHECK-DAG:           arith.cmpi sge, %[[ID]], %{{.*}} : i32
+// CHECK-DAG:           arith.cmpi slt, %[[ID]], %[[VOCAB]] : i32
+// CHECK:             memref.store %[[SCAN]], %[[SLOT:.*]][%{{.*}}] : memref<?xi64>
+// CHECK:           %[[FIRST:.*]] = memref.load %[[SLOT]][%{{.*}}] : memref<?xi64>
 // CHECK:           %[[ALL:.*]] = arith.cmpi eq, %[[FIRST]], %[[NONE]] : i64
 // CHECK:           %[[INNER:.*]] = scf.if %[[ALL]] -> (i32) {
 // CHECK:             scf.parallel

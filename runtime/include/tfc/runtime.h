@@ -365,6 +365,11 @@ int32_t tfc_cuda_memset_zero(void *dst, size_t bytes);
  * default stream) and reports the first asynchronous error, if any. */
 int32_t tfc_cuda_synchronize(void *stream);
 
+/* Called by generated code for the few values its host code needs from the
+ * device (the token check's result): waits for `stream`, then copies `bytes`
+ * from device `src` to host `dst`. Errors as tfc_cuda_memcpy_to_host. */
+int32_t tfc_cuda_read(void *stream, void *dst, const void *src, size_t bytes);
+
 /* ---- CUDA: called by generated code -------------------------------------- */
 
 /* One compiled GPU module, emitted by tfc into the object file as a global.
