@@ -58,6 +58,10 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
 
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa"; // PTX; ptxas runs in the next pass.
+  // Upstream falls back to $CUDA_HOME when this is empty: a path that does
+  // not exist keeps the output independent of the environment.
+  binary.toolkitPath =
+      options.toolkitPath.empty() ? "/nonexistent/cuda" : options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   TfcGpuLaunchesToRuntimeOptions launches;
   launches.ptxas = options.ptxas;
@@ -75,6 +79,10 @@ struct CudaPipelineCLOptions
   Option<std::string> ptxas{
       *this, "ptxas", llvm::cl::desc("ptxas for a cubin (empty: PTX only)"),
       llvm::cl::init("")};
+  Option<std::string> toolkitPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit for libdevice (empty: none)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -86,6 +94,7 @@ void tfc::registerCudaPipeline() {
         CudaPipelineOptions options;
         options.arch = cl.arch;
         options.ptxas = cl.ptxas;
+        options.toolkitPath = cl.toolkitPath;
         buildCudaPipeline(pm, options);
       });
 }

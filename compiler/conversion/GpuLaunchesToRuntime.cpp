@@ -140,6 +140,23 @@ LogicalResult LaunchLowering::emitModule(gpu::BinaryOp binary, StringRef ptxas,
   if (!ptx)
     return binary.emitOpError("has no PTX object (run gpu-module-to-binary "
                               "with format=isa)");
+  // A function the PTX declares but does not define was not linked in:
+  // libdevice's f64 math when no CUDA toolkit was found.
+  size_t extern_ = ptx->find(".extern .func");
+  if (extern_ != StringRef::npos) {
+    StringRef rest = ptx->substr(extern_);
+    size_t nameStart = rest.find("__");
+    StringRef name =
+        nameStart == StringRef::npos
+            ? StringRef("?")
+            : rest.substr(nameStart).take_until([](char c) {
+                return c == '(' || c == ' ' || c == ';' || c == '\n';
+              });
+    return binary.emitOpError()
+           << "calls " << name
+           << ", which needs libdevice: give the CUDA toolkit with --cuda-path "
+              "(nvvm/libdevice/libdevice.10.bc)";
+  }
   std::string cubin;
   if (!ptxas.empty()) {
     std::string error;

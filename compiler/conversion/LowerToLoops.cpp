@@ -527,6 +527,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     // One serial scan in a one-iteration parallel loop (a kernel on CUDA)
     // whose result the host reads back from the workspace.
     Buffer result = allocateTokenCheck(l);
+    l.kernelName = "token_check";
     l.parallelFor(l.index(1), [&](Value) {
       Value scan = l.forLoop(
           l.index(0), l.mul(batch, seq), ValueRange{firstBad},
@@ -551,6 +552,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
           })[0];
       l.store(scan, result.flat, l.index(0));
     });
+    l.kernelName.clear();
     firstBad = l.load(result.flat, l.index(0));
   }
   Value tokensOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -797,9 +799,12 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
 }
 
 LogicalResult ModelLowering::lowerBody(Lowering &l, Block &block) {
-  for (Operation &op : block.without_terminator())
+  for (Operation &op : block.without_terminator()) {
+    l.kernelName = op.getName().stripDialect().str();
     if (failed(lowerOp(l, &op)))
       return failure();
+  }
+  l.kernelName.clear();
   return success();
 }
 

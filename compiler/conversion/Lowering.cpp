@@ -205,14 +205,16 @@ Value Lowering::f32(double v) {
 }
 
 void Lowering::parallelFor(Value n, function_ref<void(Value)> body) {
-  scf::ParallelOp::create(b, loc, ValueRange{index(0)}, ValueRange{n},
-                          ValueRange{index(1)},
-                          [&](OpBuilder &nested, Location, ValueRange ivs) {
-                            OpBuilder::InsertionGuard guard(b);
-                            b.setInsertionPoint(nested.getInsertionBlock(),
-                                                nested.getInsertionPoint());
-                            body(ivs[0]);
-                          });
+  auto loop = scf::ParallelOp::create(
+      b, loc, ValueRange{index(0)}, ValueRange{n}, ValueRange{index(1)},
+      [&](OpBuilder &nested, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        body(ivs[0]);
+      });
+  if (!kernelName.empty())
+    loop->setAttr("tfc.kernel", b.getStringAttr(kernelName));
 }
 
 void Lowering::forLoop(Value lo, Value hi, function_ref<void(Value)> body) {

@@ -43,6 +43,9 @@ public:
   Location loc;
   Mode mode;
   int64_t vectorWidth;
+  /// The op being lowered ("linear", "flash_attention", ...): parallel loops
+  /// carry it as `tfc.kernel`, which names the CUDA target's kernels.
+  std::string kernelName;
 
   bool sizeOnly() const { return mode == Mode::SizeOnly; }
   /// Backward replays forward's allocations in SizeOnly mode first, to find

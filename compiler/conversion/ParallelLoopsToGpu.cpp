@@ -33,15 +33,28 @@ constexpr int64_t kThreadsPerBlock = 128;
 
 /// Rebuilds `loop` (1-D, from 0 step 1) as a launch of ceil(n / 128) blocks
 /// of 128 threads; thread t of block b runs iteration b * 128 + t if < n.
-void convertLoop(scf::ParallelOp loop) {
+/// The kernel is named after the entry point and the op the loop computes
+/// (`tfc.kernel`) and numbered, e.g. gpt2_forward_layer_norm_0.
+void convertLoop(scf::ParallelOp loop, StringRef entryName,
+                 llvm::StringMap<unsigned> &kernelCounts) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   Value n = loop.getUpperBound()[0];
   Value threads = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value blocks = arith::CeilDivUIOp::create(b, loc, n, threads);
-  auto launch =
-      gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
+  auto kernel = loop->getAttrOfType<StringAttr>("tfc.kernel");
+  std::string base =
+      (entryName + "_" + (kernel ? kernel.getValue() : "kernel")).str();
+  auto name = FlatSymbolRefAttr::get(
+      b.getContext(), base + "_" + std::to_string(kernelCounts[base]++));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, /*module=*/name,
+      /*function=*/name);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value first = arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads);
   Value iv = arith::AddIOp::create(b, loc, first, launch.getThreadIds().x);
@@ -93,6 +106,7 @@ struct ParallelLoopsToGpuPass
       if (!func->hasAttr("tfc.runtime_handle"))
         continue;
       SmallVector<scf::ParallelOp> loops;
+      llvm::StringMap<unsigned> kernelCounts;
       func.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
         loops.push_back(loop);
         return WalkResult::skip(); // Inner loops run inside the kernel.
@@ -103,7 +117,7 @@ struct ParallelLoopsToGpuPass
                            "loop from 0 with step 1 and no results");
           return signalPassFailure();
         }
-        convertLoop(loop);
+        convertLoop(loop, func.getName(), kernelCounts);
       }
       WalkResult serial = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
         if (isa<gpu::LaunchOp>(op))

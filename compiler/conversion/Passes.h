@@ -42,6 +42,9 @@ struct CudaPipelineOptions {
   std::string arch = "sm_90"; // chip of the PTX and the cubin
   std::string ptxFeatures = "+ptx80";
   std::string ptxas; // assembles a cubin when not empty
+  /// A CUDA toolkit whose nvvm/libdevice provides the f64 math that kernels
+  /// may call (sinusoidal positions); empty: none, and such kernels fail.
+  std::string toolkitPath;
 };
 
 /// tfc -> loops -> GPU kernels (PTX, cubin) + host code that launches them

@@ -117,6 +117,45 @@ cl::opt<std::string> mattr("mattr",
                                     "the spec's, else the host's)"),
                            cl::init(""), cl::cat(tfcCategory));
 
+cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("CUDA toolkit whose libdevice provides f64 math in "
+                      "kernels (default: $CUDA_HOME, else ptxas's toolkit, "
+                      "else /usr/local/cuda)"),
+             cl::init(""), cl::cat(tfcCategory));
+
+/// ptxas on PATH, else /usr/local/cuda/bin/ptxas; "" when neither exists.
+std::string findPtxas() {
+  if (ErrorOr<std::string> found = sys::findProgramByName("ptxas"))
+    return *found;
+  if (sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  return "";
+}
+
+/// A CUDA toolkit with libdevice: --cuda-path, $CUDA_HOME, the toolkit
+/// ptxas belongs to, /usr/local/cuda; "" when none has it.
+std::string findCudaToolkit(StringRef ptxas) {
+  auto hasLibdevice = [](StringRef root) {
+    SmallString<256> path(root);
+    sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    return !root.empty() && sys::fs::exists(path);
+  };
+  if (!cudaPath.empty())
+    return cudaPath;
+  SmallVector<std::string> candidates;
+  if (const char *home = getenv("CUDA_HOME"))
+    candidates.push_back(home);
+  if (!ptxas.empty())
+    candidates.push_back(
+        sys::path::parent_path(sys::path::parent_path(ptxas)).str());
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &root : candidates)
+    if (hasLibdevice(root))
+      return root;
+  return "";
+}
+
 /// The CUDA pipeline's options from the command line; std::nullopt and
 /// `error` for a malformed --cuda-arch or a --ptxas that does not exist.
 std::optional<mlir::tfc::CudaPipelineOptions>
@@ -130,20 +169,24 @@ cudaPipelineOptions(std::string &error) {
   }
   mlir::tfc::CudaPipelineOptions options;
   options.arch = cudaArch;
+  // The toolkit is looked up whether or not ptxas runs: the PTX must not
+  // depend on --ptxas.
+  auto withToolkit = [&](mlir::tfc::CudaPipelineOptions o) {
+    o.toolkitPath = findCudaToolkit(o.ptxas.empty() ? findPtxas() : o.ptxas);
+    return o;
+  };
   if (ptxasPath == "none")
-    return options;
+    return withToolkit(options);
   if (!ptxasPath.empty()) {
     if (!sys::fs::can_execute(ptxasPath)) {
       error = "--ptxas '" + ptxasPath + "' is not an executable file";
       return std::nullopt;
     }
     options.ptxas = ptxasPath;
-  } else if (ErrorOr<std::string> found = sys::findProgramByName("ptxas")) {
-    options.ptxas = *found;
-  } else if (sys::fs::can_execute("/usr/local/cuda/bin/ptxas")) {
-    options.ptxas = "/usr/local/cuda/bin/ptxas";
+  } else {
+    options.ptxas = findPtxas();
   }
-  return options;
+  return withToolkit(options);
 }
 
 /// The fusions the command line turns off; false on an unknown name.
