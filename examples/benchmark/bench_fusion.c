@@ -124,6 +124,8 @@ int main(int argc, char **argv) {
     printf(" d_x %.2e", d_x);
   printf("\n");
   tfc_runtime_destroy(rt);
+  A(_teardown)(&a);
+  B(_teardown)(&b);
   if (argc > 5) {
     double tol = atof(argv[5]);
     int ok = d_out <= tol && d_params <= tol && d_x <= tol;

@@ -81,6 +81,8 @@ int main(int argc, char **argv) {
 
   int64_t ws_bytes = models[m].workspace_size(b, s, t);
   float *out[2][4];
+  void *workspaces[2];
+  float *dparams_of[2];
   int ok = 1;
   for (int run = 0; run < 2; ++run) {
     tfc_runtime *rt = NULL;
@@ -102,6 +104,8 @@ int main(int argc, char **argv) {
            guards ? "intact" : "OVERWRITTEN");
     ok &= fs == 0 && bs == 0 && guards;
     out[run][0] = y, out[run][1] = dq, out[run][2] = dk, out[run][3] = dv;
+    workspaces[run] = ws;
+    dparams_of[run] = dparams;
     if (rt)
       tfc_runtime_destroy(rt);
   }
@@ -115,5 +119,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 4; ++i)
     fwrite(out[1][i], sizeof(float), sizes[i], f);
   fclose(f);
+  for (int run = 0; run < 2; ++run) { /* LeakSanitizer runs check leaks */
+    for (int i = 0; i < 4; ++i)
+      free(out[run][i]);
+    free(workspaces[run]);
+    free(dparams_of[run]);
+  }
+  free(in);
   return ok && same ? 0 : 1;
 }
