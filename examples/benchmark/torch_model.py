@@ -4,10 +4,13 @@ independent oracle (test/Numerics/oracle.py) in float32 and timed on
 `threads` intra-op threads.
 
     torch_model.py spec.toml threads batch seq [iterations] [--train]
+                   [--device=cuda]
 
 Prints `torch_eager median_ms` (forward under no_grad), or with --train
 `torch_eager_train median_ms` (forward + autograd backward: from the loss
-when the spec has one, else from sum(y * dy))."""
+when the spec has one, else from sum(y * dy)). With --device=cuda the model
+and inputs live on the GPU and each step is timed between synchronisations
+(or the script says why it cannot: Debian's torch has no CUDA)."""
 import os
 import sys
 import time
@@ -20,8 +23,16 @@ import oracle  # noqa: E402
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--train"]
+    args = [a for a in sys.argv[1:]
+            if a != "--train" and not a.startswith("--device=")]
     train = "--train" in sys.argv
+    device = "cpu"
+    for a in sys.argv[1:]:
+        if a.startswith("--device="):
+            device = a.split("=", 1)[1]
+    if device == "cuda" and not torch.cuda.is_available():
+        print("torch_eager n/a: this torch has no CUDA device")
+        return
     spec, threads, batch, seq = args[0], *map(int, args[1:4])
     iters = int(args[4]) if len(args) > 4 else 10
     torch.set_num_threads(threads)
@@ -31,13 +42,19 @@ def main():
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)
+    model.to(device)
     kwargs = {}
     if cfg.vocab:
-        inputs = [torch.randint(0, cfg.vocab, (batch, seq))]
+        inputs = [torch.randint(0, cfg.vocab, (batch, seq), device=device)]
         if cfg.has_loss:
-            kwargs["targets"] = torch.randint(0, cfg.vocab, (batch, seq))
+            kwargs["targets"] = torch.randint(0, cfg.vocab, (batch, seq),
+                                              device=device)
     else:
-        inputs = [torch.randn(batch, seq, cfg.d_model)]
+        inputs = [torch.randn(batch, seq, cfg.d_model, device=device)]
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
 
     def step():
         if not train:
@@ -57,8 +74,10 @@ def main():
             dy = torch.randn_like(model(*inputs, **kwargs)[0])
     times = []
     for i in range(iters + 2):
+        sync()
         t0 = time.perf_counter()
         step()
+        sync()
         if i >= 2:
             times.append((time.perf_counter() - t0) * 1e3)
     times.sort()
