@@ -172,12 +172,7 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
     Value base = l.mul(row, vocab);
     Value target = l.load(targets.flat, row);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-    Value valid = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
-                              zeroI32),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
-                              vocabI32));
+    Value valid = isValidTarget(l, target, vocabI32);
     Value max =
         l.forLoop(l.index(0), vocab, ValueRange{minusInf},
                   [&](Value j, ValueRange acc) -> SmallVector<Value> {

@@ -538,27 +538,12 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
   Value vocab = logits.dims[2];
   Value vocabI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), vocab);
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  auto isValid = [&](Value target) -> Value {
-    return arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
-                              zeroI32),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
-                              vocabI32));
+  auto isValid = [&](Value target) {
+    return isValidTarget(l, target, vocabI32);
   };
-  // The forward's mean divides by the number of valid targets: count them
-  // serially (exact, in index), then scale = dloss / max(count, 1).
-  l.parallelFor(l.index(1), [&](Value) {
-    Value count =
-        l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
-                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
-                    Value valid = isValid(l.load(targets.flat, row));
-                    return {arith::SelectOp::create(
-                        b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
-                  })[0];
-    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), count),
-            validCount.flat, l.index(0));
-  });
+  // The forward's mean divides by the number of valid targets; each row
+  // scales by dloss / max(count, 1).
+  emitValidTargetCount(l, targets.flat, rows, vocabI32, validCount.flat);
   Value zero = l.f32(0.0);
   l.parallelFor(rows, [&](Value row) {
     Value base = l.mul(row, vocab);

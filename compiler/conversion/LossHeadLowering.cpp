@@ -73,27 +73,11 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
   Value vocab = l.index(vocabSize);
   Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocabSize, 32);
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  auto isValid = [&](Value target) -> Value {
-    return arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target,
-                              zeroI32),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
-                              vocabI32));
+  auto isValid = [&](Value target) {
+    return isValidTarget(l, target, vocabI32);
   };
-  // The mean's denominator, counted serially (exact, in index) before the
-  // sweep, which scales the gradient by it.
-  l.parallelFor(l.index(1), [&](Value) {
-    Value count =
-        l.forLoop(l.index(0), rows, ValueRange{l.index(0)},
-                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
-                    Value valid = isValid(l.load(targets.flat, row));
-                    return {arith::SelectOp::create(
-                        b, loc, valid, l.add(acc[0], l.index(1)), acc[0])};
-                  })[0];
-    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), count),
-            validCount.flat, l.index(0));
-  });
+  // The mean's denominator, before the sweep, which scales the gradient.
+  emitValidTargetCount(l, targets.flat, rows, vocabI32, validCount.flat);
   auto countAsFloat = [&](Type type) -> Value {
     return arith::UIToFPOp::create(b, loc, type,
                                    l.load(validCount.flat, l.index(0)));
@@ -157,6 +141,34 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
             l.index(0));
   });
   return success();
+}
+
+Value mlir::tfc::isValidTarget(Lowering &l, Value target, Value vocabI32) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  return arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target, zeroI32),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
+                            vocabI32));
+}
+
+void mlir::tfc::emitValidTargetCount(Lowering &l, Value targets, Value rows,
+                                     Value vocabI32, Value count) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  l.parallelFor(l.index(1), [&](Value) {
+    Value n = l.forLoop(
+        l.index(0), rows, ValueRange{l.index(0)},
+        [&](Value row, ValueRange acc) -> SmallVector<Value> {
+          Value valid = isValidTarget(l, l.load(targets, row), vocabI32);
+          return {arith::SelectOp::create(b, loc, valid,
+                                          l.add(acc[0], l.index(1)), acc[0])};
+        })[0];
+    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), n), count,
+            l.index(0));
+  });
 }
 
 LogicalResult mlir::tfc::lowerScaleBy(ScaleByOp op, Lowering &l) {

@@ -94,6 +94,16 @@ LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
 std::pair<Value, Value> emitRowMaxAndExpSum(Lowering &l, Value in, Value out,
                                             Value base, Value width);
 
+/// 0 <= target < vocab, for an i32 target id and an i32 vocabulary size.
+Value isValidTarget(Lowering &l, Value target, Value vocabI32);
+
+/// Stores the number of valid ids among targets[0, rows) into count[0]
+/// (i64): a serial count (exact) in a one-iteration parallel loop, so that it
+/// is a kernel on CUDA. The cross-entropy gradient and the loss head divide
+/// by it.
+void emitValidTargetCount(Lowering &l, Value targets, Value rows,
+                          Value vocabI32, Value count);
+
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.
 Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);

@@ -134,9 +134,9 @@ int main(int argc, char **argv) {
     check(FN(_backward)(NULL, d_params, d_grads, ws, ws_bytes, batch, seq),
           "backward");
 #elif MACRO(_HAS_EMBEDDING)
-    check(FN(_backward)(NULL, d_params, d_out, d_grads, ws, ws_bytes, batch,
-                        seq),
-          "backward");
+    check(
+        FN(_backward)(NULL, d_params, d_out, d_grads, ws, ws_bytes, batch, seq),
+        "backward");
 #else
     check(FN(_backward)(NULL, d_params, d_out, d_in, d_grads, ws, ws_bytes,
                         batch, seq),
