@@ -1,5 +1,4 @@
-//===- CudaPipeline.cpp - tfc -> PTX kernels + host LLVM dialect -*- C++
-//-*-===//
+//===- CudaPipeline.cpp - PTX kernels and the host code ---------*- C++ -*-===//
 //
 // The CUDA target shares the loop-level lowering with the CPU: each op's
 // row- or tile-parallel loop becomes a kernel with one thread per iteration,

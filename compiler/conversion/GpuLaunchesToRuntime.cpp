@@ -1,5 +1,4 @@
-//===- GpuLaunchesToRuntime.cpp - gpu.launch_func -> tfc runtime -*- C++
-//-*-===//
+//===- GpuLaunchesToRuntime.cpp - Kernels via the tfc runtime ---*- C++ -*-===//
 //
 // Generated host code talks to the GPU only through the tfc runtime
 // (runtime.h, "CUDA"): the kernels' PTX (and a cubin when ptxas ran) become
@@ -12,8 +11,10 @@
 // runtime loads lazily, in the caller's context, and maps every driver error
 // to a status with a message.
 //
-// After a failed launch the remaining launches of the call are skipped (a
-// status slot guards each), so the depth loop needs no early exit.
+// The few scalars the host still loads (the token check's result) are read
+// back with tfc_cuda_read. After a failed launch or read the rest of the call
+// is skipped (a status slot guards each), so the depth loop needs no early
+// exit, and host error messages do not replace the driver's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,9 +4,10 @@
 // op's work there is one 1-D `scf.parallel` over independent rows or tiles,
 // and the host code around the loops only computes sizes and buffer views.
 // Each such loop becomes a `gpu.launch` with one GPU thread per iteration;
-// gpu-kernel-outlining then moves the bodies into a gpu.module. Memory that
-// the host code around the loops would touch (a serial loop over the tokens
-// or the loss) is moved to the device too: see SerialRegion below.
+// gpu-kernel-outlining then moves the bodies into a gpu.module. The lowering
+// keeps serial work (the token check, the loss mean) in one-iteration
+// parallel loops, so it becomes a kernel too; the host only loads the few
+// scalars it branches on, which tfc-gpu-launches-to-runtime reads back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,10 +83,9 @@ bool isParallelFromZeroByOne(scf::ParallelOp loop) {
 }
 
 /// True for a region-free op that reads or writes memory the host cannot
-/// reach; views and
-/// casts of buffers only compute addresses, which the host may do. Calls
-/// without buffer operands (the workspace size, error messages that print
-/// an address) stay on the host.
+/// reach; views and casts of buffers only compute addresses, which the host
+/// may do. Calls without buffer operands (the workspace size, error messages
+/// that print an address) stay on the host.
 bool touchesMemory(Operation *op) {
   if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
     return false;
