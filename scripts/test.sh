@@ -13,6 +13,7 @@ bash "$root/scripts/build.sh" || exit 1
 
 passed=0
 failed=0
+skipped=0
 
 echo "== unit tests"
 unit_log=$(mktemp)
@@ -20,10 +21,14 @@ unit_log=$(mktemp)
 unit_rc=${PIPESTATUS[0]}
 unit_total=$(grep -oE '^\[==========\] ([0-9]+) tests? from' "$unit_log" | grep -oE '[0-9]+' | head -n 1)
 unit_failed=$(grep -oE '^\[  FAILED  \] ([0-9]+) tests?,' "$unit_log" | grep -oE '[0-9]+' | head -n 1)
+# Skipped tests (the GPU ones without a GPU) are neither passed nor failed.
+unit_skipped=$(grep -oE '^\[  SKIPPED \] ([0-9]+) tests?' "$unit_log" | grep -oE '[0-9]+' | head -n 1)
 unit_total=${unit_total:-0}
 unit_failed=${unit_failed:-0}
+unit_skipped=${unit_skipped:-0}
 [ "$unit_rc" -ne 0 ] && [ "$unit_failed" -eq 0 ] && unit_failed=1
-passed=$((passed + unit_total - unit_failed))
+passed=$((passed + unit_total - unit_failed - unit_skipped))
+skipped=$((unit_skipped))
 failed=$((failed + unit_failed))
 rm -f "$unit_log"
 
@@ -33,7 +38,9 @@ lit_log=$(mktemp)
 lit_rc=${PIPESTATUS[0]}
 lit_passed=$(grep -oE '^ *Passed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || true)
 lit_failed=$(grep -oE '^ *Failed *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || true)
+lit_unsupported=$(grep -oE '^ *Unsupported *: *[0-9]+' "$lit_log" | grep -oE '[0-9]+$' || true)
 lit_passed=${lit_passed:-0}
+skipped=$((skipped + ${lit_unsupported:-0}))
 lit_failed=${lit_failed:-0}
 [ "$lit_rc" -ne 0 ] && [ "$lit_failed" -eq 0 ] && lit_failed=1
 passed=$((passed + lit_passed))
@@ -57,5 +64,5 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   rm -f "$fuzz_log"
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed ($skipped skipped: unit tests and lit tests that need a GPU or tool this machine lacks)"
 [ "$failed" -eq 0 ]
