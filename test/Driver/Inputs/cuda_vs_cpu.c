@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                          \
-  do {                                                                       \
-    int32_t s_ = (call);                                                     \
-    if (s_) {                                                                \
-      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());           \
-      exit(1);                                                               \
-    }                                                                        \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    int32_t s_ = (call);                                                       \
+    if (s_) {                                                                  \
+      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());             \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static int failures = 0;

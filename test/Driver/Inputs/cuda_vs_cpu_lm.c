@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                          \
-  do {                                                                       \
-    int32_t s_ = (call);                                                     \
-    if (s_) {                                                                \
-      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());           \
-      exit(1);                                                               \
-    }                                                                        \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    int32_t s_ = (call);                                                       \
+    if (s_) {                                                                  \
+      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());             \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static int failures = 0;
@@ -78,8 +78,8 @@ int main(int argc, char **argv) {
   float *d_loss = to_device(NULL, sizeof(float));
   float *d_dparams = to_device(NULL, np * sizeof(float));
   void *d_ws = to_device(NULL, (size_t)gpu_bytes);
-  CHECK(gpu_forward(NULL, d_params, d_tokens, d_targets, d_logits, d_loss,
-                    d_ws, gpu_bytes, batch, seq));
+  CHECK(gpu_forward(NULL, d_params, d_tokens, d_targets, d_logits, d_loss, d_ws,
+                    gpu_bytes, batch, seq));
   CHECK(gpu_backward(NULL, d_params, d_dparams, d_ws, gpu_bytes, batch, seq));
   CHECK(tfc_cuda_synchronize(NULL));
   float *glogits = malloc(nl * sizeof(float)), gloss = 0;
@@ -94,8 +94,8 @@ int main(int argc, char **argv) {
   /* A bad token: the host check reads the scan's result back. */
   tokens[5] = CPU_VOCAB + 3;
   CHECK(tfc_cuda_memcpy_to_device(d_tokens, tokens, nt * sizeof(int32_t)));
-  int32_t cs = cpu_forward(NULL, params, tokens, targets, logits, &loss,
-                           cpu_ws, cpu_bytes, batch, seq);
+  int32_t cs = cpu_forward(NULL, params, tokens, targets, logits, &loss, cpu_ws,
+                           cpu_bytes, batch, seq);
   char cpu_message[512];
   snprintf(cpu_message, sizeof cpu_message, "%s", tfc_last_error());
   int32_t gs = gpu_forward(NULL, d_params, d_tokens, d_targets, d_logits,

@@ -18,12 +18,12 @@ int main(void) {
   int64_t bytes = small_workspace_size(2, 5);
   report("NULL params",
          small_forward(NULL, NULL, device, device, workspace, bytes, 2, 5));
-  report("seq 9", small_forward(NULL, device, device, device, workspace,
-                                bytes, 2, 9));
+  report("seq 9",
+         small_forward(NULL, device, device, device, workspace, bytes, 2, 9));
   report("small workspace", small_forward(NULL, device, device, device,
                                           workspace, bytes - 1, 2, 5));
-  report("forward", small_forward(NULL, device, device, device, workspace,
-                                  bytes, 2, 5));
+  report("forward",
+         small_forward(NULL, device, device, device, workspace, bytes, 2, 5));
   report("backward", small_backward(NULL, device, device, device, device,
                                     workspace, bytes, 2, 5));
   return 0;
