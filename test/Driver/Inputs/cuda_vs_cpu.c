@@ -3,47 +3,10 @@
  * same d_y (d_params and d_x). Prints the largest difference relative to the
  * largest magnitude of each array and FAIL above the bound (argv[1]). */
 #include "cpu.h"
+#include "cuda_compare.h"
 #include "gpu.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    int32_t s_ = (call);                                                       \
-    if (s_) {                                                                  \
-      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());             \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
-static int failures = 0;
-
-static void compare(const char *what, const float *a, const float *b, size_t n,
-                    double bound) {
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < n; ++i)
-    scale = fmax(scale, fabs((double)b[i]));
-  for (size_t i = 0; i < n; ++i)
-    worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
-  double rel = worst / (scale > 0 ? scale : 1);
-  int bad = !(rel <= bound);
-  failures += bad;
-  printf("%s: max |gpu - cpu| / max |cpu| = %.3g%s\n", what, rel,
-         bad ? " FAIL" : "");
-}
-
-static void *device_copy(const void *host, size_t bytes) {
-  void *d = NULL;
-  CHECK(tfc_cuda_malloc(&d, bytes));
-  if (host)
-    CHECK(tfc_cuda_memcpy_to_device(d, host, bytes));
-  else
-    CHECK(tfc_cuda_memset_zero(d, bytes));
-  return d;
-}
 
 int main(int argc, char **argv) {
   double bound = argc > 1 ? atof(argv[1]) : 1e-4;
@@ -69,13 +32,13 @@ int main(int argc, char **argv) {
 
   /* CUDA. */
   int64_t gpu_bytes = gpu_workspace_size(batch, seq);
-  float *d_params = device_copy(params, np * sizeof(float));
-  float *d_x = device_copy(x, nx * sizeof(float));
-  float *d_dy = device_copy(dy, nx * sizeof(float));
-  float *d_y = device_copy(NULL, nx * sizeof(float));
-  float *d_dx = device_copy(NULL, nx * sizeof(float));
-  float *d_dparams = device_copy(NULL, np * sizeof(float));
-  void *d_ws = device_copy(NULL, (size_t)gpu_bytes);
+  float *d_params = to_device(params, np * sizeof(float));
+  float *d_x = to_device(x, nx * sizeof(float));
+  float *d_dy = to_device(dy, nx * sizeof(float));
+  float *d_y = to_device(NULL, nx * sizeof(float));
+  float *d_dx = to_device(NULL, nx * sizeof(float));
+  float *d_dparams = to_device(NULL, np * sizeof(float));
+  void *d_ws = to_device(NULL, (size_t)gpu_bytes);
   CHECK(gpu_forward(NULL, d_params, d_x, d_y, d_ws, gpu_bytes, batch, seq));
   CHECK(gpu_backward(NULL, d_params, d_dy, d_dx, d_dparams, d_ws, gpu_bytes,
                      batch, seq));

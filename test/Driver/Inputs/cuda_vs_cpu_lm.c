@@ -5,47 +5,10 @@
  * must give TFC_ERR_BAD_ARGUMENT on both, naming the same token. Prints the
  * largest differences relative to the largest magnitude, FAIL above argv[1]. */
 #include "cpu.h"
+#include "cuda_compare.h"
 #include "gpu.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    int32_t s_ = (call);                                                       \
-    if (s_) {                                                                  \
-      fprintf(stderr, "%s: %d %s\n", #call, s_, tfc_last_error());             \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
-static int failures = 0;
-
-static void compare(const char *what, const float *a, const float *b, size_t n,
-                    double bound) {
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < n; ++i) {
-    scale = fmax(scale, fabs((double)b[i]));
-    worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
-  }
-  double rel = worst / (scale > 0 ? scale : 1);
-  int bad = !(rel <= bound);
-  failures += bad;
-  printf("%s: max |gpu - cpu| / max |cpu| = %.3g%s\n", what, rel,
-         bad ? " FAIL" : "");
-}
-
-static void *to_device(const void *host, size_t bytes) {
-  void *d = NULL;
-  CHECK(tfc_cuda_malloc(&d, bytes));
-  if (host)
-    CHECK(tfc_cuda_memcpy_to_device(d, host, bytes));
-  else
-    CHECK(tfc_cuda_memset_zero(d, bytes));
-  return d;
-}
 
 int main(int argc, char **argv) {
   double bound = argc > 1 ? atof(argv[1]) : 1e-4;
