@@ -14,36 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include TFC_HEADER
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(s) CAT(TFC_NAME, s)
 #define MACRO(s) CAT(TFC_UNAME, s)
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return v[n / 2];
-}
-
-static void check(int32_t status, const char *what) {
-  if (status != TFC_OK) {
-    fprintf(stderr, "%s: %s: %s\n", what, tfc_status_string(status),
-            tfc_last_error());
-    exit(1);
-  }
-}
 
 /* Device memory holding `bytes` of `host` (zeros when host is NULL). */
 static void *device(const void *host, size_t bytes) {
@@ -55,17 +33,6 @@ static void *device(const void *host, size_t bytes) {
     check(tfc_cuda_memset_zero(d, bytes), "memset");
   return d;
 }
-
-#if !MACRO(_HAS_EMBEDDING) || !MACRO(_HAS_LOSS)
-static float *randoms(size_t n, unsigned seed) {
-  float *p = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
-    seed = seed * 1103515245u + 12345u;
-    p[i] = ((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-  }
-  return p;
-}
-#endif
 
 int main(int argc, char **argv) {
   if (argc < 3) {

@@ -18,44 +18,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include A_HEADER
 #include B_HEADER
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return v[n / 2];
-}
-
-static float *randoms(size_t n, unsigned seed) {
-  float *p = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
-  for (size_t i = 0; i < n; ++i) {
-    seed = seed * 1103515245u + 12345u;
-    p[i] = ((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-  }
-  return p;
-}
-
-static int check(int32_t status, const char *what) {
-  if (status != TFC_OK) {
-    fprintf(stderr, "%s: %s\n", what, tfc_status_string(status));
-    exit(1);
-  }
-  return 0;
-}
 
 /* max |a - b| / max |b|. */
 static double rel_diff(const float *a, const float *b, size_t n) {

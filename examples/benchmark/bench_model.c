@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include TFC_HEADER
 
 #define CAT_(a, b) a##b
@@ -25,45 +27,12 @@
 
 void openblas_set_num_threads(int);
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return v[n / 2];
-}
-
-static float *randoms(size_t n, unsigned seed) {
-  float *p = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
-  for (size_t i = 0; i < n; ++i) {
-    seed = seed * 1103515245u + 12345u;
-    p[i] = ((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-  }
-  return p;
-}
-
 /* `count` row-major matmuls C[m,n] = A[m,k] B[k,n] on scratch memory. */
 static void gemm(int count, int m, int n, int k, float *scratch) {
   size_t a = (size_t)m * k, b = (size_t)k * n;
   for (int i = 0; i < count; ++i)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
                 scratch, k, scratch + a, n, 0.0f, scratch + a + b, n);
-}
-
-static int check(int32_t status, const char *what) {
-  if (status != TFC_OK) {
-    fprintf(stderr, "%s: %s\n", what, tfc_status_string(status));
-    exit(1);
-  }
-  return 0;
 }
 
 int main(int argc, char **argv) {
