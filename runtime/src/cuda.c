@@ -425,19 +425,30 @@ int32_t tfc_cuda_memcpy_to_device(void *dst, const void *src, size_t bytes) {
   return TFC_OK;
 }
 
-int32_t tfc_cuda_memcpy_to_host(void *dst, const void *src, size_t bytes) {
-  static const char who[] = "tfc_cuda_memcpy_to_host";
+/* The device-to-host copy of tfc_cuda_memcpy_to_host and tfc_cuda_read,
+ * after waiting for `stream` when `sync` is set; `who` names the caller. */
+static int32_t copy_to_host(const char *who, void *stream, int sync, void *dst,
+                            const void *src, size_t bytes) {
   if (bytes > 0 && (dst == NULL || src == NULL))
     return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: %s is NULL", who,
                         dst == NULL ? "dst" : "src");
   int32_t status = need_context(who, NULL);
   if (status != TFC_OK || bytes == 0)
     return status;
+  if (sync) {
+    CUresult r = drv.StreamSynchronize((CUstream)stream);
+    if (r != CUDA_SUCCESS)
+      return cu_fail(0, r, "cuStreamSynchronize", "%s(stream %p)", who, stream);
+  }
   CUresult r = drv.MemcpyDtoH(dst, dptr(src), bytes);
   if (r != CUDA_SUCCESS)
     return cu_fail(0, r, "cuMemcpyDtoH", "%s(%p <- %p, %zu bytes)", who, dst,
                    src, bytes);
   return TFC_OK;
+}
+
+int32_t tfc_cuda_memcpy_to_host(void *dst, const void *src, size_t bytes) {
+  return copy_to_host("tfc_cuda_memcpy_to_host", NULL, 0, dst, src, bytes);
 }
 
 int32_t tfc_cuda_memset_zero(void *dst, size_t bytes) {
@@ -465,23 +476,9 @@ int32_t tfc_cuda_synchronize(void *stream) {
 }
 
 int32_t tfc_cuda_read(void *stream, void *dst, const void *src, size_t bytes) {
-  static const char who[] = "tfc_cuda_read";
-  if (bytes > 0 && (dst == NULL || src == NULL))
-    return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: %s is NULL", who,
-                        dst == NULL ? "dst" : "src");
-  int32_t status = need_context(who, NULL);
-  if (status != TFC_OK || bytes == 0)
-    return status;
   /* The copy runs on the legacy default stream, which does not wait for a
    * non-blocking stream: wait for `stream` first. */
-  CUresult r = drv.StreamSynchronize((CUstream)stream);
-  if (r != CUDA_SUCCESS)
-    return cu_fail(0, r, "cuStreamSynchronize", "%s(stream %p)", who, stream);
-  r = drv.MemcpyDtoH(dst, dptr(src), bytes);
-  if (r != CUDA_SUCCESS)
-    return cu_fail(0, r, "cuMemcpyDtoH", "%s(%p <- %p, %zu bytes)", who, dst,
-                   src, bytes);
-  return TFC_OK;
+  return copy_to_host("tfc_cuda_read", stream, 1, dst, src, bytes);
 }
 
 /* ---- Modules and launches ------------------------------------------------ */
