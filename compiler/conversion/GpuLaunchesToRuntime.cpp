@@ -83,6 +83,13 @@ FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
   return (*cubin)->getBuffer().str();
 }
 
+/// `status slot == 0` (nothing failed yet in this call), loaded at `b`.
+Value nothingFailed(OpBuilder &b, Location loc, Value statusSlot) {
+  Value status = LLVM::LoadOp::create(b, loc, b.getI32Type(), statusSlot);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
+                               arith::ConstantIntOp::create(b, loc, 0, 32));
+}
+
 class LaunchLowering {
 public:
   LaunchLowering(ModuleOp module)
@@ -261,10 +268,8 @@ void LaunchLowering::lowerDeviceRead(memref::LoadOp load, Value stream,
       LLVM::GEPOp::create(b, loc, ptr, elementType, base, ValueRange{element});
   LLVM::StoreOp::create(b, loc, LLVM::ZeroOp::create(b, loc, elementType),
                         slot);
-  Value status = LLVM::LoadOp::create(b, loc, i32, statusSlot);
-  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
-                                   arith::ConstantIntOp::create(b, loc, 0, 32));
-  auto ifOk = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+  auto ifOk = scf::IfOp::create(b, loc, nothingFailed(b, loc, statusSlot),
+                                /*withElseRegion=*/false);
   b.setInsertionPoint(ifOk.thenBlock()->getTerminator());
   auto call = func::CallOp::create(
       b, loc, declareRead(),
@@ -382,11 +387,8 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
     Value sharedBytes =
         shared ? Value(arith::IndexCastOp::create(b, at, i32, shared))
                : Value(arith::ConstantIntOp::create(b, at, 0, 32));
-    Value status = LLVM::LoadOp::create(b, at, i32, statusSlot);
-    Value ok =
-        arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq, status,
-                              arith::ConstantIntOp::create(b, at, 0, 32));
-    auto ifOk = scf::IfOp::create(b, at, ok, /*withElseRegion=*/false);
+    auto ifOk = scf::IfOp::create(b, at, nothingFailed(b, at, statusSlot),
+                                  /*withElseRegion=*/false);
     b.setInsertionPoint(ifOk.thenBlock()->getTerminator());
     Value moduleAddress = LLVM::AddressOfOp::create(b, at, ptr, moduleGlobal);
     Value kernelAddress = LLVM::AddressOfOp::create(b, at, ptr, nameGlobal);
@@ -410,12 +412,9 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   for (LLVM::CallOp call : messages) {
     OpBuilder b(call);
     Location at = call.getLoc();
-    Value status = LLVM::LoadOp::create(b, at, i32, statusSlot);
-    Value ok =
-        arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq, status,
-                              arith::ConstantIntOp::create(b, at, 0, 32));
     auto ifOk = scf::IfOp::create(b, at, TypeRange{call.getResult().getType()},
-                                  ok, /*withElseRegion=*/true);
+                                  nothingFailed(b, at, statusSlot),
+                                  /*withElseRegion=*/true);
     b.setInsertionPointToStart(&ifOk.getElseRegion().front());
     scf::YieldOp::create(b, at, call.getOperand(0));
     call.getResult().replaceAllUsesWith(ifOk.getResult(0));
