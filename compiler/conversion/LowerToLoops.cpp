@@ -500,6 +500,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
   Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
+  l.gpu = !hostMemory;
   l.setAllocationPoint(entry.marker);
   bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
@@ -677,6 +678,7 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
   Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
+  l.gpu = !hostMemory;
   l.setAllocationPoint(entry.marker);
   Value paramCount = bindEntry(l, entry);
 
@@ -767,6 +769,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
 
   Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
   Lowering l(b, loc, Lowering::Mode::SizeOnly, vectorWidth);
+  l.gpu = !hostMemory;
   l.setAllocationPoint(marker);
   bindSizes(l, sizes);
   // Forward's buffers, then (for training) backward's after them.

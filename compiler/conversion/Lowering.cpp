@@ -4,6 +4,7 @@
 #include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -249,4 +250,35 @@ Value Lowering::load(Value flat, Value idx) {
 
 void Lowering::store(Value value, Value flat, Value idx) {
   memref::StoreOp::create(b, loc, value, flat, ValueRange{idx});
+}
+
+void Lowering::gpuLaunch(ArrayRef<Value> grid, int64_t threads,
+                         ArrayRef<MemRefType> shared,
+                         function_ref<void(const GpuIds &, ValueRange)> body) {
+  assert(gpu && !grid.empty() && grid.size() <= 3 && "bad GPU launch");
+  Value one = index(1);
+  Value sizes[3] = {grid[0], grid.size() > 1 ? grid[1] : one,
+                    grid.size() > 2 ? grid[2] : one};
+  auto launch = gpu::LaunchOp::create(
+      b, loc, sizes[0], sizes[1], sizes[2], index(threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/
+      SmallVector<Type>(shared.begin(), shared.end()));
+  if (!kernelName.empty())
+    launch->setAttr("tfc.kernel", b.getStringAttr(kernelName));
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = launch.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&entry);
+  gpu::KernelDim3 blockIds = launch.getBlockIds();
+  GpuIds ids{{blockIds.x, blockIds.y, blockIds.z}, launch.getThreadIds().x};
+  body(ids, launch.getWorkgroupAttributions());
+}
+
+MemRefType Lowering::sharedArray(Type elementType, int64_t n) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  return MemRefType::get({n}, elementType, MemRefLayoutAttrInterface(),
+                         workgroup);
 }

@@ -44,8 +44,13 @@ public:
   Mode mode;
   int64_t vectorWidth;
   /// The op being lowered ("linear", "flash_attention", ...): parallel loops
-  /// carry it as `tfc.kernel`, which names the CUDA target's kernels.
+  /// and GPU launches carry it as `tfc.kernel`, which names the CUDA
+  /// target's kernels.
   std::string kernelName;
+  /// Lowering for the CUDA target: ops with kernels of their own (tiled
+  /// matmuls, block-per-row norms) emit them with gpuLaunch; every other
+  /// parallel loop becomes a kernel with one thread per iteration.
+  bool gpu = false;
 
   bool sizeOnly() const { return mode == Mode::SizeOnly; }
   /// Backward replays forward's allocations in SizeOnly mode first, to find
@@ -141,6 +146,23 @@ public:
   SmallVector<Value>
   forLoop(Value lo, Value hi, ValueRange init,
           function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  //===--- GPU kernels (CUDA target only) ---===//
+
+  /// The indices a kernel body sees: its block in a grid of up to three
+  /// dimensions (missing ones are 0) and its thread in a 1-D block.
+  struct GpuIds {
+    Value block[3];
+    Value thread;
+  };
+  /// Emits a `gpu.launch` of `grid` blocks (1 to 3 sizes) of `threads`
+  /// threads, named after kernelName. `shared` are the block's workgroup
+  /// (shared-memory) arrays, 1-D, passed to the body in order.
+  void gpuLaunch(ArrayRef<Value> grid, int64_t threads,
+                 ArrayRef<MemRefType> shared,
+                 function_ref<void(const GpuIds &, ValueRange)> body);
+  /// A 1-D shared-memory array type of `n` elements, for gpuLaunch.
+  MemRefType sharedArray(Type elementType, int64_t n);
 
   //===--- Memory ---===//
 

@@ -32,10 +32,19 @@ namespace {
 /// a register tile), so a small block keeps more blocks per SM schedulable.
 constexpr int64_t kThreadsPerBlock = 128;
 
+/// The name of the kernel computing `op`: the entry point, the op it
+/// computes (`tfc.kernel`) and a number, e.g. gpt2_forward_layer_norm_0.
+FlatSymbolRefAttr kernelSymbol(Operation *op, StringRef entryName,
+                               llvm::StringMap<unsigned> &kernelCounts) {
+  auto kernel = op->getAttrOfType<StringAttr>("tfc.kernel");
+  std::string base =
+      (entryName + "_" + (kernel ? kernel.getValue() : "kernel")).str();
+  return FlatSymbolRefAttr::get(
+      op->getContext(), base + "_" + std::to_string(kernelCounts[base]++));
+}
+
 /// Rebuilds `loop` (1-D, from 0 step 1) as a launch of ceil(n / 128) blocks
 /// of 128 threads; thread t of block b runs iteration b * 128 + t if < n.
-/// The kernel is named after the entry point and the op the loop computes
-/// (`tfc.kernel`) and numbered, e.g. gpt2_forward_layer_norm_0.
 void convertLoop(scf::ParallelOp loop, StringRef entryName,
                  llvm::StringMap<unsigned> &kernelCounts) {
   OpBuilder b(loop);
@@ -44,11 +53,7 @@ void convertLoop(scf::ParallelOp loop, StringRef entryName,
   Value threads = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value blocks = arith::CeilDivUIOp::create(b, loc, n, threads);
-  auto kernel = loop->getAttrOfType<StringAttr>("tfc.kernel");
-  std::string base =
-      (entryName + "_" + (kernel ? kernel.getValue() : "kernel")).str();
-  auto name = FlatSymbolRefAttr::get(
-      b.getContext(), base + "_" + std::to_string(kernelCounts[base]++));
+  FlatSymbolRefAttr name = kernelSymbol(loop, entryName, kernelCounts);
   auto launch = gpu::LaunchOp::create(
       b, loc, blocks, one, one, threads, one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -105,13 +110,25 @@ struct ParallelLoopsToGpuPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tfc.runtime_handle"))
         continue;
-      SmallVector<scf::ParallelOp> loops;
+      // Loops and the launches the lowering made itself (tiled matmuls,
+      // block-per-row norms), in program order: kernel numbers follow it.
+      SmallVector<Operation *> kernels;
       llvm::StringMap<unsigned> kernelCounts;
-      func.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
-        loops.push_back(loop);
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (!isa<scf::ParallelOp, gpu::LaunchOp>(op))
+          return WalkResult::advance();
+        kernels.push_back(op);
         return WalkResult::skip(); // Inner loops run inside the kernel.
       });
-      for (scf::ParallelOp loop : loops) {
+      for (Operation *op : kernels) {
+        if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+          FlatSymbolRefAttr name =
+              kernelSymbol(launch, func.getName(), kernelCounts);
+          launch.setModuleAttr(name);
+          launch.setFunctionAttr(name);
+          continue;
+        }
+        auto loop = cast<scf::ParallelOp>(op);
         if (!isParallelFromZeroByOne(loop)) {
           loop.emitOpError("cannot be mapped to GPU threads: expected a 1-D "
                            "loop from 0 with step 1 and no results");
