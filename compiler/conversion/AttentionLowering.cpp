@@ -144,32 +144,29 @@ LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
   return success();
 }
 
-std::pair<Value, Value> mlir::tfc::emitRowMaxAndExpSum(Lowering &l, Value in,
+std::pair<Value, Value> mlir::tfc::emitRowMaxAndExpSum(Lowering &l,
+                                                       RowLoops &row, Value in,
                                                        Value out, Value base,
                                                        Value width) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  Value minusInf = l.f32(-std::numeric_limits<double>::infinity());
-  Value max = l.forLoop(l.index(0), width, ValueRange{minusInf},
-                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                          Value x = l.load(in, l.add(base, j));
-                          return {arith::MaximumFOp::create(b, loc, acc[0], x)};
-                        })[0];
-  Value sum = l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
-                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                          Value x = l.load(in, l.add(base, j));
-                          Value e = math::ExpOp::create(
-                              b, loc, arith::SubFOp::create(b, loc, x, max));
-                          if (out)
-                            l.store(e, out, l.add(base, j));
-                          return {reassocAdd(l, acc[0], e)};
-                        })[0];
+  Value max =
+      row.max(width, [&](Value j) { return l.load(in, l.add(base, j)); });
+  // Each column's exponential is stored by the thread that later reads it.
+  Value sum = row.sum(width, [&](Value j) -> Value {
+    Value x = l.load(in, l.add(base, j));
+    Value e =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
+    if (out)
+      l.store(e, out, l.add(base, j));
+    return e;
+  });
   return {max, sum};
 }
 
-Value mlir::tfc::emitRowExp(Lowering &l, Value in, Value out, Value base,
-                            Value width) {
-  Value sum = emitRowMaxAndExpSum(l, in, out, base, width).second;
+Value mlir::tfc::emitRowExp(Lowering &l, RowLoops &row, Value in, Value out,
+                            Value base, Value width) {
+  Value sum = emitRowMaxAndExpSum(l, row, in, out, base, width).second;
   return arith::DivFOp::create(l.b, l.loc, l.f32(1.0), sum);
 }
 
@@ -181,10 +178,10 @@ LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = in.dims.back();
-  l.parallelFor(rowCount(l, in), [&](Value row) {
-    Value base = l.mul(row, width);
-    Value inv = emitRowExp(l, in.flat, out.flat, base, width);
-    l.forLoop(l.index(0), width, [&](Value j) {
+  RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
+    Value base = l.mul(r, width);
+    Value inv = emitRowExp(l, row, in.flat, out.flat, base, width);
+    row.forEachColumn(width, [&](Value j) {
       Value idx = l.add(base, j);
       l.store(arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv),
               out.flat, idx);

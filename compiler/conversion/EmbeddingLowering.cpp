@@ -167,25 +167,13 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
   Location loc = l.loc;
   Value vocab = logits.dims[2];
   Value vocabI32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), vocab);
-  Value minusInf = l.f32(-INFINITY);
-  l.parallelFor(rows, [&](Value row) {
+  RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
     Value base = l.mul(row, vocab);
     Value target = l.load(targets.flat, row);
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
     Value valid = isValidTarget(l, target, vocabI32);
-    Value max =
-        l.forLoop(l.index(0), vocab, ValueRange{minusInf},
-                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                    return {arith::MaximumFOp::create(
-                        b, loc, acc[0], l.load(logits.flat, l.add(base, j)))};
-                  })[0];
-    Value sum = l.forLoop(l.index(0), vocab, ValueRange{l.f32(0.0)},
-                          [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                            Value x = l.load(logits.flat, l.add(base, j));
-                            Value e = math::ExpOp::create(
-                                b, loc, arith::SubFOp::create(b, loc, x, max));
-                            return {reassocAdd(l, acc[0], e)};
-                          })[0];
+    auto [max, sum] =
+        emitRowMaxAndExpSum(l, rowLoops, logits.flat, Value(), base, vocab);
     Value lse =
         arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
     Value safeTarget = arith::SelectOp::create(b, loc, valid, target, zeroI32);
@@ -193,10 +181,12 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
     Value nll =
         arith::SubFOp::create(b, loc, lse, l.load(logits.flat, l.add(base, t)));
     Value zero = l.f32(0.0);
-    l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
-            l.mul(row, l.index(2)));
-    l.store(arith::SelectOp::create(b, loc, valid, l.f32(1.0), zero),
-            perRow.flat, l.add(l.mul(row, l.index(2)), l.index(1)));
+    rowLoops.onFirstThread([&] {
+      l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
+              l.mul(row, l.index(2)));
+      l.store(arith::SelectOp::create(b, loc, valid, l.f32(1.0), zero),
+              perRow.flat, l.add(l.mul(row, l.index(2)), l.index(1)));
+    });
   });
   // Sequential sum in double: a fixed order, independent of threads (in a
   // one-iteration parallel loop, so CUDA runs it as a kernel).

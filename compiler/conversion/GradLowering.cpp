@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/RowLoops.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -213,20 +214,13 @@ static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
     return arith::SubFOp::create(b, loc, x, y);
   };
 
-  l.parallelFor(rows, [&](Value row) {
+  RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
     Value base = l.mul(row, w);
-    // Sums over the row of terms(i, base + i), one accumulator per term.
+    // Sums over the row of terms(i, base + i), one per term.
     auto sumOf = [&](int64_t count,
                      function_ref<SmallVector<Value>(Value, Value)> terms) {
-      SmallVector<Value> init(count, l.f32(0.0));
-      return l.forLoop(l.index(0), w, init,
-                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                         SmallVector<Value> t = terms(i, l.add(base, i));
-                         SmallVector<Value> next;
-                         for (auto [a, v] : llvm::zip_equal(acc, t))
-                           next.push_back(reassocAdd(l, a, v));
-                         return next;
-                       });
+      return rowLoops.sum(w, count,
+                          [&](Value i) { return terms(i, l.add(base, i)); });
     };
     // The statistics, as lowerNorm computes them.
     Value mean = l.f32(0.0);
@@ -243,9 +237,11 @@ static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
     Value rstd = math::RsqrtOp::create(
         b, loc,
         arith::AddFOp::create(b, loc, mulf(sq, invWidth), l.f32(epsilon)));
-    Value statsBase = l.mul(row, l.index(2));
-    l.store(mean, stats.flat, statsBase);
-    l.store(rstd, stats.flat, l.add(statsBase, l.index(1)));
+    rowLoops.onFirstThread([&] {
+      Value statsBase = l.mul(row, l.index(2));
+      l.store(mean, stats.flat, statsBase);
+      l.store(rstd, stats.flat, l.add(statsBase, l.index(1)));
+    });
 
     auto xhatAt = [&](Value idx) {
       return mulf(subf(l.load(in.flat, idx), mean), rstd);
@@ -260,7 +256,7 @@ static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
         });
     Value meanG = subtractMean ? mulf(sums[0], invWidth) : Value();
     Value meanGX = mulf(sums[1], invWidth);
-    l.forLoop(l.index(0), w, [&](Value i) {
+    rowLoops.forEachColumn(w, [&](Value i) {
       Value idx = l.add(base, i);
       Value v = gAt(i, idx);
       if (meanG)
@@ -313,18 +309,15 @@ LogicalResult mlir::tfc::lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = p.dims.back();
-  l.parallelFor(rowCount(l, p), [&](Value row) {
-    Value base = l.mul(row, width);
+  RowLoops::forEachRow(l, rowCount(l, p), [&](RowLoops &row, Value r) {
+    Value base = l.mul(r, width);
     // dx = p * (dp - sum_j dp_j p_j)
-    Value dot =
-        l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
-                  [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                    Value idx = l.add(base, j);
-                    Value t = arith::MulFOp::create(
-                        b, loc, l.load(dp.flat, idx), l.load(p.flat, idx));
-                    return {reassocAdd(l, acc[0], t)};
-                  })[0];
-    l.forLoop(l.index(0), width, [&](Value j) {
+    Value dot = row.sum(width, [&](Value j) -> Value {
+      Value idx = l.add(base, j);
+      return arith::MulFOp::create(b, loc, l.load(dp.flat, idx),
+                                   l.load(p.flat, idx));
+    });
+    row.forEachColumn(width, [&](Value j) {
       Value idx = l.add(base, j);
       Value d = arith::SubFOp::create(b, loc, l.load(dp.flat, idx), dot);
       l.store(arith::MulFOp::create(b, loc, l.load(p.flat, idx), d), out.flat,
@@ -545,7 +538,7 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
   // scales by dloss / max(count, 1).
   emitValidTargetCount(l, targets.flat, rows, vocabI32, validCount.flat);
   Value zero = l.f32(0.0);
-  l.parallelFor(rows, [&](Value row) {
+  RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
     Value base = l.mul(row, vocab);
     Value target = l.load(targets.flat, row);
     Value valid = isValid(target);
@@ -557,8 +550,8 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
         b, loc, l.load(dloss.flat, l.index(0)),
         arith::MaximumFOp::create(b, loc, countF, l.f32(1.0)));
     // softmax as lowerSoftmax: exp(x - max) stored, then normalised.
-    Value inv = emitRowExp(l, logits.flat, out.flat, base, vocab);
-    l.forLoop(l.index(0), vocab, [&](Value j) {
+    Value inv = emitRowExp(l, rowLoops, logits.flat, out.flat, base, vocab);
+    rowLoops.forEachColumn(vocab, [&](Value j) {
       Value idx = l.add(base, j);
       Value p = arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv);
       Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, t);

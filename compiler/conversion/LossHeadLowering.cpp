@@ -84,21 +84,23 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
   };
 
   Value zero = l.f32(0.0);
-  l.parallelFor(rows, [&](Value row) {
+  RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
     Value base = l.mul(row, vocab);
     Value target = l.load(targets.flat, row);
     Value valid = isValid(target);
     Value t = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         arith::SelectOp::create(b, loc, valid, target, zeroI32));
-    auto [max, sum] =
-        emitRowMaxAndExpSum(l, logits.flat, dLogits.flat, base, vocab);
+    auto [max, sum] = emitRowMaxAndExpSum(l, rowLoops, logits.flat,
+                                          dLogits.flat, base, vocab);
     Value lse =
         arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
     Value nll =
         arith::SubFOp::create(b, loc, lse, l.load(logits.flat, l.add(base, t)));
-    l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
-            row);
+    rowLoops.onFirstThread([&] {
+      l.store(arith::SelectOp::create(b, loc, valid, nll, zero), perRow.flat,
+              row);
+    });
     if (!needGrad)
       return;
     // (softmax - onehot) / count, as lowerCrossEntropyGrad for d_loss = 1;
@@ -108,7 +110,7 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
         arith::MaximumFOp::create(b, loc, countAsFloat(b.getF32Type()),
                                   l.f32(1.0)));
     Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
-    l.forLoop(l.index(0), vocab, [&](Value j) {
+    rowLoops.forEachColumn(vocab, [&](Value j) {
       Value idx = l.add(base, j);
       Value prob =
           arith::MulFOp::create(b, loc, l.load(dLogits.flat, idx), inv);

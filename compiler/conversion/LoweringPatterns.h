@@ -10,6 +10,7 @@
 #define TFC_CONVERSION_LOWERINGPATTERNS_H
 
 #include "conversion/Lowering.h"
+#include "conversion/RowLoops.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 namespace mlir::tfc {
@@ -91,8 +92,9 @@ LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
 
 /// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
 /// max); with a non-null `out`, the exponentials are stored at out[base + j].
-std::pair<Value, Value> emitRowMaxAndExpSum(Lowering &l, Value in, Value out,
-                                            Value base, Value width);
+std::pair<Value, Value> emitRowMaxAndExpSum(Lowering &l, RowLoops &row,
+                                            Value in, Value out, Value base,
+                                            Value width);
 
 /// 0 <= target < vocab, for an i32 target id and an i32 vocabulary size.
 Value isValidTarget(Lowering &l, Value target, Value vocabI32);
@@ -106,7 +108,8 @@ void emitValidTargetCount(Lowering &l, Value targets, Value rows,
 
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
 /// returns 1 / sum, the factor that normalises them.
-Value emitRowExp(Lowering &l, Value in, Value out, Value base, Value width);
+Value emitRowExp(Lowering &l, RowLoops &row, Value in, Value out, Value base,
+                 Value width);
 
 /// out = in over [..., queries, keys] with `fill` where a causal mask hides
 /// a key (j > i); a plain copy for a bidirectional mask.

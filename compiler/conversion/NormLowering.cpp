@@ -1,12 +1,14 @@
 //===- NormLowering.cpp - LayerNorm and RMSNorm -----------------*- C++ -*-===//
 //
-// One parallel iteration per row; each row is read twice (statistics, then
-// the normalised output). Reductions use fast-math reassoc so LLVM
+// One parallel iteration per row (on the CUDA target one block per row,
+// RowLoops.h); each row is read twice (statistics, then the normalised
+// output). Reductions use fast-math reassoc so LLVM
 // vectorises them; statistics are accumulated in f32 in a fixed order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/RowLoops.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -40,30 +42,22 @@ static LogicalResult lowerNorm(Operation *op, Lowering &l, Value input,
   Value w = l.index(width);
   Value invWidth = l.f32(1.0 / double(width));
 
-  l.parallelFor(rowCount(l, in), [&](Value row) {
-    Value base = l.mul(row, w);
-    auto sumOf = [&](function_ref<Value(Value)> term) {
-      return l.forLoop(l.index(0), w, ValueRange{l.f32(0.0)},
-                       [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                         Value x = l.load(in.flat, l.add(base, i));
-                         return {reassocAdd(l, acc[0], term(x))};
-                       })[0];
-    };
+  RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
+    Value base = l.mul(r, w);
+    auto xAt = [&](Value i) { return l.load(in.flat, l.add(base, i)); };
     Value mean = l.f32(0.0);
     if (subtractMean)
-      mean = arith::MulFOp::create(b, loc, sumOf([](Value x) { return x; }),
-                                   invWidth);
-    Value sq = sumOf([&](Value x) {
-      Value d = arith::SubFOp::create(b, loc, x, mean);
-      return arith::MulFOp::create(b, loc, d, d).getResult();
+      mean = arith::MulFOp::create(b, loc, row.sum(w, xAt), invWidth);
+    Value sq = row.sum(w, [&](Value i) -> Value {
+      Value d = arith::SubFOp::create(b, loc, xAt(i), mean);
+      return arith::MulFOp::create(b, loc, d, d);
     });
     Value var = arith::MulFOp::create(b, loc, sq, invWidth);
     Value rstd = math::RsqrtOp::create(
         b, loc, arith::AddFOp::create(b, loc, var, l.f32(epsilon)));
-    l.forLoop(l.index(0), w, [&](Value i) {
-      Value x = l.load(in.flat, l.add(base, i));
+    row.forEachColumn(w, [&](Value i) {
       Value y = arith::MulFOp::create(
-          b, loc, arith::SubFOp::create(b, loc, x, mean), rstd);
+          b, loc, arith::SubFOp::create(b, loc, xAt(i), mean), rstd);
       y = arith::MulFOp::create(b, loc, y, l.load(g, i));
       if (be)
         y = arith::AddFOp::create(b, loc, y, l.load(be, i));

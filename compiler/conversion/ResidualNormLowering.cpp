@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/RowLoops.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -39,25 +40,17 @@ static Value subf(Lowering &l, Value a, Value c) {
   return arith::SubFOp::create(l.b, l.loc, a, c);
 }
 
-/// Sums `term(i)` over i < width with reassoc adds, in a fixed order.
-static Value rowSum(Lowering &l, Value width, function_ref<Value(Value)> term) {
-  return l.forLoop(l.index(0), width, ValueRange{l.f32(0.0)},
-                   [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                     return {reassocAdd(l, acc[0], term(i))};
-                   })[0];
-}
-
 /// The row's mean (0 for RMSNorm) and 1 / sqrt(var + eps), as lowerNorm
 /// computes them, from `load(i)` for i < width.
-static std::pair<Value, Value> rowStatistics(Lowering &l, Value width,
-                                             int64_t staticWidth,
+static std::pair<Value, Value> rowStatistics(Lowering &l, RowLoops &row,
+                                             Value width, int64_t staticWidth,
                                              double epsilon, bool layerNorm,
                                              function_ref<Value(Value)> load) {
   Value invWidth = l.f32(1.0 / double(staticWidth));
   Value mean = l.f32(0.0);
   if (layerNorm)
-    mean = mulf(l, rowSum(l, width, load), invWidth);
-  Value sq = rowSum(l, width, [&](Value i) {
+    mean = mulf(l, row.sum(width, load), invWidth);
+  Value sq = row.sum(width, [&](Value i) {
     Value d = subf(l, load(i), mean);
     return mulf(l, d, d);
   });
@@ -94,10 +87,10 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
   Value w = l.index(width);
   Value invWidth = l.f32(1.0 / double(width));
 
-  l.parallelFor(rowCount(l, out), [&](Value row) {
-    Value base = l.mul(row, w);
+  RowLoops::forEachRow(l, rowCount(l, out), [&](RowLoops &row, Value r) {
+    Value base = l.mul(r, w);
     // The add, as lowerResidualAdd; its sum feeds the mean directly.
-    Value total = rowSum(l, w, [&](Value i) -> Value {
+    Value total = row.sum(w, [&](Value i) -> Value {
       Value idx = l.add(base, i);
       Value r = l.load(residual.flat, idx);
       if (alpha != 1.0)
@@ -107,7 +100,7 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
       return v;
     });
     Value mean = layerNorm ? mulf(l, total, invWidth) : l.f32(0.0);
-    Value sq = rowSum(l, w, [&](Value i) {
+    Value sq = row.sum(w, [&](Value i) {
       Value d = subf(l, l.load(s, l.add(base, i)), mean);
       return mulf(l, d, d);
     });
@@ -115,7 +108,7 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
         b, loc,
         arith::AddFOp::create(b, loc, mulf(l, sq, invWidth),
                               l.f32(op.getEpsilon().convertToDouble())));
-    l.forLoop(l.index(0), w, [&](Value i) {
+    row.forEachColumn(w, [&](Value i) {
       Value idx = l.add(base, i);
       Value y = mulf(l, subf(l, l.load(s, idx), mean), rstd);
       y = mulf(l, y, l.load(g, i));
@@ -165,18 +158,22 @@ LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
   double epsilon = op.getEpsilon().convertToDouble();
   Value blockFloats = l.index(sums * width);
 
-  l.parallelFor(blocks, [&](Value block) {
+  RowLoops::forEachRow(l, blocks, [&](RowLoops &rowLoops, Value block) {
     Value pGamma = l.mul(block, blockFloats);
     Value pBeta = l.add(pGamma, w);
-    l.forLoop(l.index(0), blockFloats, [&](Value i) {
+    // Column i's partials belong to the thread that adds to them (CUDA).
+    rowLoops.forEachColumn(w, [&](Value i) {
       l.store(l.f32(0.0), partial.flat, l.add(pGamma, i));
+      if (layerNorm)
+        l.store(l.f32(0.0), partial.flat, l.add(pBeta, i));
     });
     Value first = l.mul(block, l.index(kRowBlock));
     Value last = l.minIdx(l.add(first, l.index(kRowBlock)), rows);
     l.forLoop(first, last, [&](Value row) {
       Value base = l.mul(row, w);
       auto xAt = [&](Value i) { return l.load(x.flat, l.add(base, i)); };
-      auto [mean, rstd] = rowStatistics(l, w, width, epsilon, layerNorm, xAt);
+      auto [mean, rstd] =
+          rowStatistics(l, rowLoops, w, width, epsilon, layerNorm, xAt);
       auto xhatAt = [&](Value i) {
         return mulf(l, subf(l, xAt(i), mean), rstd);
       };
@@ -186,15 +183,13 @@ LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
       // With g = dy * gamma: dx = rstd (g - mean(g) - xhat mean(g xhat)),
       // as lowerNormGrad (RMSNorm: no mean(g) term).
       SmallVector<Value> totals =
-          l.forLoop(l.index(0), w, ValueRange{l.f32(0.0), l.f32(0.0)},
-                    [&](Value i, ValueRange acc) -> SmallVector<Value> {
-                      Value gi = gAt(i);
-                      return {reassocAdd(l, acc[0], gi),
-                              reassocAdd(l, acc[1], mulf(l, gi, xhatAt(i)))};
-                    });
+          rowLoops.sum(w, 2, [&](Value i) -> SmallVector<Value> {
+            Value gi = gAt(i);
+            return {gi, mulf(l, gi, xhatAt(i))};
+          });
       Value meanG = layerNorm ? mulf(l, totals[0], invWidth) : Value();
       Value meanGX = mulf(l, totals[1], invWidth);
-      l.forLoop(l.index(0), w, [&](Value i) {
+      rowLoops.forEachColumn(w, [&](Value i) {
         Value idx = l.add(base, i);
         Value xhat = xhatAt(i);
         Value v = gAt(i);

@@ -50,3 +50,39 @@ func.func @helper(%buf: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Launches the lowering made itself (block-per-row norms, tiled matmuls) keep
+// their shape and are named with the loops, in program order, after the op
+// they compute (`tfc.kernel`).
+// CHECK-LABEL: func.func @mixed(
+// CHECK:         gpu.launch {{.*}} module(@mixed_layer_norm_0) function(@mixed_layer_norm_0) workgroup(%{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK:           gpu.barrier
+// CHECK:         gpu.launch {{.*}} module(@mixed_softmax_0) function(@mixed_softmax_0)
+// CHECK:         gpu.launch {{.*}} module(@mixed_layer_norm_1) function(@mixed_layer_norm_1)
+func.func @mixed(%stream: !llvm.ptr, %buf: memref<?xf32>, %n: index) -> i32
+    attributes {tfc.runtime_handle} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1)
+             workgroup(%scratch : memref<16xf32, #gpu.address_space<workgroup>>) {
+    memref.store %f, %scratch[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    gpu.terminator
+  } {tfc.kernel = "layer_norm"}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %f, %buf[%i] : memref<?xf32>
+    scf.reduce
+  } {tfc.kernel = "softmax"}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    memref.store %f, %buf[%bx] : memref<?xf32>
+    gpu.terminator
+  } {tfc.kernel = "layer_norm"}
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

@@ -36,6 +36,10 @@ loss, odd widths) this script
      the key bias, ...) are round-off in both builds; they are held to the
      oracle by step 6, not to each other.
 
+With --cuda every build targets CUDA (device arrays, the harness copies in
+and out around each call): the same oracle and bounds judge the GPU kernels,
+on a GPU or, with --tfc-arg=--cuda-emulate, on the CPU emulator.
+
 Prints one line per case, the worst errors of the run, and finally
 `N passed, M failed`; exits 1 on any failure. Example:
 
@@ -529,6 +533,8 @@ class Runner:
             f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(directory, name + ".o"),
             "-L" + a.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
             "-o", os.path.join(directory, "harness")] + a.ldflags.split()
+        if a.cuda:
+            cc += ["-DTFC_HARNESS_CUDA", "-ldl"]
         return run(cc, a.timeout)
 
     def compare_builds(self, spec, model, fused_dir, unfused_dir, refs, res, case):
@@ -779,7 +785,13 @@ def main(argv=None):
                     help="also build with --no-fusion and compare (step 8)")
     ap.add_argument("--fusion-rtol", type=float, default=1e-5,
                     help="fused vs unfused bound (relative, per tensor)")
+    ap.add_argument("--cuda", action="store_true",
+                    help="compile with --target=cuda and run the harness on the GPU "
+                    "(or on the CPU emulator: --tfc-arg=--cuda-emulate and "
+                    "TFC_CUDA_DRIVER naming libtfc_cuda_emu.so)")
     args = ap.parse_args(argv)
+    if args.cuda:
+        args.tfc_arg = ["--target=cuda"] + args.tfc_arg
 
     specs = all_specs()
     if args.quick:

@@ -32,6 +32,11 @@
  * d_params.bin: gradients accumulate), d_x_acc.bin and d_enc_acc.bin (should
  * equal d_x.bin / d_enc.bin: input gradients are overwritten).
  *
+ * With -DTFC_HARNESS_CUDA (a spec compiled with --target=cuda; link -ldl) the
+ * arrays live on the GPU: each has a device mirror, the host copies go there
+ * before every call and the results come back after it, the workspace is
+ * device memory, and `threads` is ignored (the stream argument is NULL).
+ *
  * Exit status: 0 on success, 1 on usage / file errors, 2 when a generated
  * function returns an error status (printed with tfc_status_string) or a
  * status check of -b fails.
@@ -148,6 +153,65 @@ static void write_header_info(void) {
   fclose(f);
 }
 
+#ifdef TFC_HARNESS_CUDA
+/* Device mirrors of the host arrays: DEV(host) is the host array's device
+ * copy (NULL for NULL), push / pull copy one way or the other. */
+typedef struct {
+  const void *host;
+  void *device;
+  size_t bytes;
+} mirror;
+static mirror mirrors[16];
+static int n_mirrors;
+
+static void track(const void *host, size_t bytes) {
+  if (!host)
+    return;
+  if (n_mirrors == (int)(sizeof mirrors / sizeof mirrors[0]))
+    die("too many device mirrors", "");
+  mirror *m = &mirrors[n_mirrors++];
+  m->host = host;
+  m->bytes = bytes;
+  check(tfc_cuda_malloc(&m->device, bytes > 0 ? bytes : 1), "tfc_cuda_malloc");
+}
+
+static mirror *find(const void *host) {
+  for (int i = 0; i < n_mirrors; ++i)
+    if (mirrors[i].host == host)
+      return &mirrors[i];
+  die("no device mirror for an array", "");
+  return NULL;
+}
+
+#define DEV(host) ((host) ? find(host)->device : NULL)
+
+static void push(const void *host) {
+  if (host) {
+    mirror *m = find(host);
+    check(tfc_cuda_memcpy_to_device(m->device, host, m->bytes), "to device");
+  }
+}
+
+static void pull(void *host) {
+  if (host) {
+    mirror *m = find(host);
+    check(tfc_cuda_memcpy_to_host(host, m->device, m->bytes), "to host");
+  }
+}
+
+static void free_mirrors(void) {
+  for (int i = 0; i < n_mirrors; ++i)
+    tfc_cuda_free(mirrors[i].device);
+  n_mirrors = 0;
+}
+#else
+static void track(const void *host, size_t bytes) { (void)host, (void)bytes; }
+#define DEV(host) (host)
+static void push(const void *host) { (void)host; }
+static void pull(void *host) { (void)host; }
+static void free_mirrors(void) {}
+#endif
+
 /* The model's arrays, shared by the forward and backward calls below. */
 static tfc_runtime *rt;
 static float *params, *out, *loss_out, *d_out, *d_x, *d_enc, *d_params;
@@ -159,50 +223,57 @@ static int64_t workspace_bytes; /* what the calls pass as its size */
 static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
   (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out, (void)d_enc;
   (void)enc_seq;
-  return FN(_forward)(rt, params,
+  push(params), push(tokens), push(x), push(enc), push(targets);
+  int32_t status = FN(_forward)((void *)rt, DEV(params),
 #if HAS_EMBEDDING
-                      tokens,
+                                DEV(tokens),
 #else
-                      x,
+                                DEV(x),
 #endif
 #if HAS_CROSS
-                      enc,
+                                DEV(enc),
 #endif
 #if HAS_LOSS
-                      targets,
+                                DEV(targets),
 #endif
-                      out,
+                                DEV(out),
 #if HAS_LOSS
-                      loss_out,
+                                DEV(loss_out),
 #endif
-                      workspace, workspace_bytes, batch, seq
+                                workspace, workspace_bytes, batch, seq
 #if HAS_CROSS
-                      ,
-                      enc_seq
+                                ,
+                                enc_seq
 #endif
   );
+  pull(out), pull(loss_out);
+  return status;
 }
 
 #if HAS_BACKWARD
 static int32_t call_backward(const float *p, const float *dy, float *dp,
                              int64_t batch, int64_t seq, int64_t enc_seq) {
   (void)dy, (void)enc_seq;
-  return FN(_backward)(rt, p,
+  push(p), push(dy), push(dp), push(d_x), push(d_enc);
+  int32_t status = FN(_backward)((void *)rt, DEV(p),
 #if !HAS_LOSS
-                       dy,
+                                 DEV(dy),
 #endif
 #if !HAS_EMBEDDING
-                       d_x,
+                                 DEV(d_x),
 #endif
 #if HAS_CROSS
-                       d_enc,
+                                 DEV(d_enc),
 #endif
-                       dp, workspace, workspace_bytes, batch, seq
+                                 DEV(dp), workspace, workspace_bytes, batch, seq
 #if HAS_CROSS
-                       ,
-                       enc_seq
+                                 ,
+                                 enc_seq
 #endif
   );
+  /* params too: the caller checks that backward left them alone. */
+  pull((void *)p), pull(dp), pull(d_x), pull(d_enc);
+  return status;
 }
 
 /* A backward call that must fail with `want`. */
@@ -270,23 +341,29 @@ int main(int argc, char **argv) {
     check(FN(_init)(params, seed), "init");
     write_file("params.bin", params, sizeof(float), n_params);
   }
+  track(params, sizeof(float) * (size_t)n_params);
 
   /* Inputs. Sizes are clamped at 0 so that out-of-range shapes still reach
    * forward, which must reject them with a status. */
   int64_t bs = (batch > 0 ? batch : 0) * (seq > 0 ? seq : 0);
 #if HAS_EMBEDDING
   tokens = read_file("tokens.bin", sizeof(int32_t), bs, 0);
+  track(tokens, sizeof(int32_t) * (size_t)bs);
 #else
   x = read_file("x.bin", sizeof(float), bs * D_MODEL, 0);
+  track(x, sizeof(float) * (size_t)(bs * D_MODEL));
 #endif
 #if HAS_CROSS
   int64_t be = (batch > 0 ? batch : 0) * (enc_seq > 0 ? enc_seq : 0);
   enc = read_file("enc.bin", sizeof(float), be * D_MODEL, 0);
+  track(enc, sizeof(float) * (size_t)(be * D_MODEL));
 #endif
 #if HAS_LOSS
   targets = read_file("targets.bin", sizeof(int32_t), bs, 0);
+  track(targets, sizeof(int32_t) * (size_t)bs);
   float loss = -1.0f;
   loss_out = &loss;
+  track(loss_out, sizeof(float));
 #endif
 #if HAS_HEAD
   int64_t n_out = bs * VOCAB;
@@ -296,6 +373,7 @@ int main(int argc, char **argv) {
   const char *out_file = "y.bin", *d_out_file = "d_y.bin";
 #endif
   out = alloc_floats(n_out, 0.0f);
+  track(out, sizeof(float) * (size_t)n_out);
 
   /* Workspace: 64-byte aligned. A size of -1 (shape out of range) still
    * gets a small buffer so that forward's own check is exercised. */
@@ -307,13 +385,17 @@ int main(int argc, char **argv) {
   if (ws_size < 0)
     fprintf(stderr, "harness: workspace_size = %lld\n", (long long)ws_size);
   size_t ws_bytes = ws_size > 0 ? ((size_t)ws_size + 63) / 64 * 64 : 64;
+#ifdef TFC_HARNESS_CUDA
+  check(tfc_cuda_malloc(&workspace, ws_bytes), "workspace");
+  (void)threads; /* The kernels' parallelism is the GPU's. */
+#else
   workspace = aligned_alloc(64, ws_bytes);
   if (!workspace)
     die("out of memory", "workspace");
-  workspace_bytes = (int64_t)ws_bytes;
-
   if (threads != 0)
     check(tfc_runtime_create(threads, &rt), "tfc_runtime_create");
+#endif
+  workspace_bytes = (int64_t)ws_bytes;
 
   check(call_forward(batch, seq, enc_seq), "forward");
   write_file(out_file, out, sizeof(float), n_out);
@@ -325,15 +407,19 @@ int main(int argc, char **argv) {
   if (backward) {
 #if !HAS_LOSS
     d_out = read_file(d_out_file, sizeof(float), n_out, 0);
+    track(d_out, sizeof(float) * (size_t)n_out);
 #else
     (void)d_out_file;
 #endif
     /* Input gradients start as NaN: backward must overwrite every element. */
     d_x = alloc_floats(bs * D_MODEL, NAN);
+    track(d_x, sizeof(float) * (size_t)(bs * D_MODEL));
 #if HAS_CROSS
     d_enc = alloc_floats(be * D_MODEL, NAN);
+    track(d_enc, sizeof(float) * (size_t)(be * D_MODEL));
 #endif
     d_params = alloc_floats(n_params, 0.0f);
+    track(d_params, sizeof(float) * (size_t)n_params);
     float *params_copy = alloc_floats(n_params, 0.0f);
     memcpy(params_copy, params, sizeof(float) * (size_t)n_params);
 
@@ -357,6 +443,7 @@ int main(int argc, char **argv) {
     /* Status checks: these calls must fail before touching anything. A
      * scratch d_params keeps the real one out of reach. */
     float *scratch = alloc_floats(n_params, 0.0f);
+    track(scratch, sizeof(float) * (size_t)n_params);
     expect_status(call_backward(params, d_out, NULL, batch, seq, enc_seq),
                   TFC_ERR_NULL_POINTER, "d_params = NULL");
     expect_status(call_backward(NULL, d_out, scratch, batch, seq, enc_seq),
@@ -413,7 +500,13 @@ int main(int argc, char **argv) {
   /* Everything is freed, so that LeakSanitizer (scripts/test-sanitized.sh)
    * does not depend on which of these globals the optimiser keeps. */
   free(params), free(out), free(d_out), free(d_x), free(d_enc);
-  free(d_params), free(workspace);
+  free_mirrors();
+#ifdef TFC_HARNESS_CUDA
+  tfc_cuda_free(workspace);
+#else
+  free(workspace);
+#endif
+  free(d_params);
   free((void *)tokens), free((void *)targets), free((void *)x);
   free((void *)enc);
   printf("harness: ok batch=%lld seq=%lld workspace=%lld bytes%s\n",

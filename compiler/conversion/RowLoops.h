@@ -1,0 +1,61 @@
+//===- RowLoops.h - Loops over the columns of independent rows --*- C++ -*-===//
+//
+// Norms and their gradients walk each row's columns a few times: sums for
+// the statistics, then an elementwise pass. On the CPU a row is one parallel
+// iteration and its columns a sequential loop. On the CUDA target a row is
+// one block of threads: thread t takes the columns t, t + threads, ..., so
+// a warp's loads are contiguous, and each sum is reduced across the block
+// (warp shuffles, then the warps' partials through shared memory) in a
+// fixed order, so results do not vary from run to run.
+//
+// Code in a row's body outside forEachColumn runs on every thread of the
+// block on the CUDA target: it may compute, but stores go through
+// forEachColumn or onFirstThread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_ROWLOOPS_H
+#define TFC_CONVERSION_ROWLOOPS_H
+
+#include "conversion/Lowering.h"
+
+namespace mlir::tfc {
+
+class RowLoops {
+public:
+  /// Runs `body` for every row < `rows`, rows in parallel.
+  static void forEachRow(Lowering &l, Value rows,
+                         function_ref<void(RowLoops &, Value)> body);
+
+  /// Runs `fn(i)` for every column i < `width` (on the CUDA target, for this
+  /// thread's columns).
+  void forEachColumn(Value width, function_ref<void(Value)> fn);
+  /// The sums over i < `width` of each of `terms(i)` (`count` values),
+  /// known to every thread of the row.
+  SmallVector<Value> sum(Value width, int64_t count,
+                         function_ref<SmallVector<Value>(Value)> terms);
+  Value sum(Value width, function_ref<Value(Value)> term);
+  /// The maximum over i < `width` of `term(i)` (-inf for no columns).
+  Value max(Value width, function_ref<Value(Value)> term);
+  /// Runs `fn` once per row (on the first thread of the block).
+  void onFirstThread(function_ref<void()> fn);
+
+private:
+  RowLoops(Lowering &l, Value thread, Value scratch)
+      : l(l), thread(thread), scratch(scratch) {}
+  enum class Combine { Add, Max };
+  Value combine(Combine kind, Value a, Value c);
+  /// sum and max: `count` reductions of `terms(i)` over i < `width`.
+  SmallVector<Value> reduce(Combine kind, Value width, int64_t count,
+                            function_ref<SmallVector<Value>(Value)> terms);
+  /// The block-wide reductions of this thread's partial results.
+  SmallVector<Value> reduceAcrossBlock(Combine kind, ValueRange partials);
+
+  Lowering &l;
+  Value thread;  // The thread's index in the block; null on the CPU.
+  Value scratch; // Shared memory for the warps' partial sums (CUDA).
+};
+
+} // namespace mlir::tfc
+
+#endif // TFC_CONVERSION_ROWLOOPS_H
