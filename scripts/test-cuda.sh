@@ -4,7 +4,8 @@
 #  1. the runtime's CUDA unit tests (a hand-written PTX kernel, errors,
 #     cubin/PTX fallback, contexts, threads) with no test skipped;
 #  2. the lit tests that run generated kernels (REQUIRES: cuda-device): every
-#     block feature and an LM against the CPU build, forward and backward;
+#     block feature and an LM against the CPU build, forward and backward,
+#     and the quick conformance matrix against the float64 PyTorch oracle;
 #  3. scripts/bench-cuda.sh: the GPT-2 block at batch 8, seq 1024 against
 #     PyTorch eager on the same GPU.
 #
@@ -20,6 +21,7 @@ fi
 /usr/lib/llvm-22/bin/lit -v "$root/build/test/Driver/run-cuda-vs-cpu.test" \
   "$root/build/test/Driver/run-cuda-errors.test" \
   "$root/build/test/Conversion/cuda-ptx.test" \
-  "$root/build/test/Conversion/cuda-ptxas.test" || status=1
+  "$root/build/test/Conversion/cuda-ptxas.test" \
+  "$root/build/test/Numerics/conformance-cuda.test" || status=1
 bash "$root/scripts/bench-cuda.sh" "${1:-10}" || status=1
 exit $status
