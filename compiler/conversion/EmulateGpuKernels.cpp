@@ -1,4 +1,5 @@
-//===- EmulateGpuKernels.cpp - NVVM kernels for the CPU emulator -*- C++ -*-===//
+//===- EmulateGpuKernels.cpp - NVVM kernels for the CPU emulator -*- C++
+//-*-===//
 //
 // Test-only (`tfc --target=cuda --cuda-emulate`): the kernels, lowered to the
 // LLVM and NVVM dialects exactly as for PTX, become host functions that the
@@ -119,9 +120,9 @@ Value KernelEmulation::callImport(OpBuilder &b, Location loc, StringRef name,
   if (inserted)
     importNames.push_back(name.str());
   Value table = LLVM::AddressOfOp::create(b, loc, ptr, kImports);
-  Value slot = LLVM::GEPOp::create(
-      b, loc, ptr, importEntry, table,
-      ArrayRef<LLVM::GEPArg>{int32_t(it->second), 1});
+  Value slot =
+      LLVM::GEPOp::create(b, loc, ptr, importEntry, table,
+                          ArrayRef<LLVM::GEPArg>{int32_t(it->second), 1});
   Value fn = LLVM::LoadOp::create(b, loc, ptr, slot);
   SmallVector<Type> argTypes(args.getTypes());
   auto type = LLVM::LLVMFunctionType::get(
@@ -144,7 +145,8 @@ KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
   SymbolTable hostSymbols(module);
   SmallVector<LLVM::LLVMFuncOp> moved;
   SmallVector<Operation *> toMove;
-  for (Operation &op : llvm::make_early_inc_range(gm.getBody()->without_terminator())) {
+  for (Operation &op :
+       llvm::make_early_inc_range(gm.getBody()->without_terminator())) {
     auto symbol = dyn_cast<SymbolOpInterface>(&op);
     if (!symbol)
       return op.emitOpError("in a gpu.module cannot be emulated");
@@ -153,8 +155,8 @@ KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
     std::string newName;
     if (func && func.isExternal()) {
       // libdevice's math (__nv_sin) is libm's on the host.
-      newName = name.starts_with("__nv_") ? name.drop_front(5).str()
-                                          : name.str();
+      newName =
+          name.starts_with("__nv_") ? name.drop_front(5).str() : name.str();
       if (Operation *existing = hostSymbols.lookup(newName)) {
         auto hostFunc = dyn_cast<LLVM::LLVMFuncOp>(existing);
         if (!hostFunc || hostFunc.getFunctionType() != func.getFunctionType())
@@ -169,8 +171,8 @@ KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
     } else {
       newName = ("__tfc_emu_" + gm.getName() + "_" + name).str();
       if (hostSymbols.lookup(newName))
-        return op.emitOpError("cannot be renamed @") << newName
-                                                     << ": the name is taken";
+        return op.emitOpError("cannot be renamed @")
+               << newName << ": the name is taken";
     }
     if (newName != name) {
       if (failed(SymbolTable::replaceAllSymbolUses(
@@ -265,8 +267,8 @@ LogicalResult KernelEmulation::rewriteNvvm(Operation *op) {
     if (name == "warpsize")
       return replace(intConstant(b, loc, i32, 32));
     static const char *const known[] = {
-        "tid.x",   "tid.y",    "tid.z",    "ntid.x",   "ntid.y",
-        "ntid.z",  "ctaid.x",  "ctaid.y",  "ctaid.z",  "nctaid.x",
+        "tid.x",    "tid.y",    "tid.z",   "ntid.x",  "ntid.y",
+        "ntid.z",   "ctaid.x",  "ctaid.y", "ctaid.z", "nctaid.x",
         "nctaid.y", "nctaid.z", "laneid"};
     if (llvm::is_contained(known, name)) {
       std::string fn = ("__tfc_emu_" + name).str();
@@ -285,11 +287,11 @@ LogicalResult KernelEmulation::rewriteNvvm(Operation *op) {
     Type valueType = value.getType();
     if (valueType != i32)
       value = LLVM::BitcastOp::create(b, loc, i32, value);
-    Value packed = callImport(
-        b, loc, "__tfc_emu_shfl", i64,
-        {intConstant(b, loc, i32, shflMode(shfl.getKind())),
-         shfl.getThreadMask(), value, shfl.getOffset(),
-         shfl.getMaskAndClamp()});
+    Value packed =
+        callImport(b, loc, "__tfc_emu_shfl", i64,
+                   {intConstant(b, loc, i32, shflMode(shfl.getKind())),
+                    shfl.getThreadMask(), value, shfl.getOffset(),
+                    shfl.getMaskAndClamp()});
     Value bits = LLVM::TruncOp::create(b, loc, i32, packed);
     Value result = bits;
     if (valueType != i32)
@@ -301,10 +303,10 @@ LogicalResult KernelEmulation::rewriteNvvm(Operation *op) {
         LLVM::LShrOp::create(b, loc, packed, intConstant(b, loc, i64, 32)));
     Type structType = shfl.getType();
     Value pair = LLVM::UndefOp::create(b, loc, structType);
-    pair = LLVM::InsertValueOp::create(b, loc, pair, result,
-                                       ArrayRef<int64_t>{0});
-    pair = LLVM::InsertValueOp::create(b, loc, pair, valid,
-                                       ArrayRef<int64_t>{1});
+    pair =
+        LLVM::InsertValueOp::create(b, loc, pair, result, ArrayRef<int64_t>{0});
+    pair =
+        LLVM::InsertValueOp::create(b, loc, pair, valid, ArrayRef<int64_t>{1});
     return replace(pair);
   } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
     // m16n8k16 / m16n8k8, bf16 x bf16 + f32 -> f32, A row-major, B col-major.
@@ -420,15 +422,15 @@ LogicalResult KernelEmulation::rewrite(Operation *op) {
     Type wide = withElement(type, i32);
     Value bits = LLVM::BitcastOp::create(b, loc, wide, x);
     Value lsb = LLVM::AndOp::create(
-        b, loc, LLVM::LShrOp::create(b, loc, bits, intConstant(b, loc, wide, 16)),
+        b, loc,
+        LLVM::LShrOp::create(b, loc, bits, intConstant(b, loc, wide, 16)),
         intConstant(b, loc, wide, 1));
     Value rounded = LLVM::AddOp::create(
         b, loc, bits,
         LLVM::AddOp::create(b, loc, lsb, intConstant(b, loc, wide, 0x7fff)));
     Value quiet =
         LLVM::OrOp::create(b, loc, bits, intConstant(b, loc, wide, 0x400000));
-    Value isNan =
-        LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::uno, x, x);
+    Value isNan = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::uno, x, x);
     Value chosen = LLVM::SelectOp::create(b, loc, isNan, quiet, rounded);
     Value high =
         LLVM::LShrOp::create(b, loc, chosen, intConstant(b, loc, wide, 16));
@@ -450,9 +452,9 @@ LogicalResult KernelEmulation::rewrite(Operation *op) {
     Type wide = withElement(type, i32);
     Value bits = LLVM::BitcastOp::create(
         b, loc, withElement(type, IntegerType::get(ctx, 16)), x);
-    Value shifted = LLVM::ShlOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, wide, bits),
-        intConstant(b, loc, wide, 16));
+    Value shifted =
+        LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, wide, bits),
+                            intConstant(b, loc, wide, 16));
     op->getResult(0).replaceAllUsesWith(
         LLVM::BitcastOp::create(b, loc, type, shifted));
     op->erase();
@@ -465,10 +467,9 @@ LLVM::LLVMFuncOp KernelEmulation::emitWrapper(LLVM::LLVMFuncOp kernel,
                                               StringRef name) {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Location loc = kernel.getLoc();
-  auto type =
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
-  auto wrapper = LLVM::LLVMFuncOp::create(b, loc, name, type,
-                                          LLVM::Linkage::Internal);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
+  auto wrapper =
+      LLVM::LLVMFuncOp::create(b, loc, name, type, LLVM::Linkage::Internal);
   b.setInsertionPointToStart(wrapper.addEntryBlock(b));
   Value params = wrapper.getArgument(0);
   SmallVector<Value> args;
@@ -509,12 +510,11 @@ void KernelEmulation::emitImage(
             .str());
   b.setInsertionPointToEnd(module.getBody());
 
-  auto table = [&](StringRef name, ArrayRef<std::string> strings,
-                   auto &&second, bool constant) {
+  auto table = [&](StringRef name, ArrayRef<std::string> strings, auto &&second,
+                   bool constant) {
     auto type = LLVM::LLVMArrayType::get(importEntry, strings.size());
-    auto global = LLVM::GlobalOp::create(b, loc, type, constant,
-                                         LLVM::Linkage::Internal, name,
-                                         Attribute());
+    auto global = LLVM::GlobalOp::create(
+        b, loc, type, constant, LLVM::Linkage::Internal, name, Attribute());
     fill(global, [&]() -> Value {
       Value value = LLVM::UndefOp::create(b, loc, type);
       for (auto [i, s] : llvm::enumerate(strings)) {
@@ -549,8 +549,8 @@ void KernelEmulation::emitImage(
     std::string magic = kMagic.str();
     magic.push_back('\0');
     Value value = LLVM::UndefOp::create(b, loc, type);
-    Value magicValue = LLVM::ConstantOp::create(b, loc, magicType,
-                                                b.getStringAttr(magic));
+    Value magicValue =
+        LLVM::ConstantOp::create(b, loc, magicType, b.getStringAttr(magic));
     Value fields[] = {magicValue,
                       intConstant(b, loc, i32, kVersion),
                       intConstant(b, loc, i32, wrappers.size()),
@@ -584,8 +584,7 @@ LogicalResult KernelEmulation::run(gpu::GPUModuleOp gm) {
   SmallVector<LLVM::GlobalOp> shared;
   std::string prefix = "__tfc_emu_" + moduleName + "_";
   for (auto global : module.getOps<LLVM::GlobalOp>())
-    if (global.getSymName().starts_with(prefix) &&
-        global.getAddrSpace() == 3)
+    if (global.getSymName().starts_with(prefix) && global.getAddrSpace() == 3)
       shared.push_back(global);
   if (failed(layOutShared(shared)))
     return failure();
@@ -599,10 +598,10 @@ LogicalResult KernelEmulation::run(gpu::GPUModuleOp gm) {
       OpBuilder b(op);
       Location loc = op.getLoc();
       Value base = callImport(b, loc, "__tfc_emu_shared", ptr, {});
-      Value at = LLVM::GEPOp::create(
-          b, loc, ptr, i8, base,
-          ArrayRef<LLVM::GEPArg>{
-              int32_t(sharedOffset.lookup(op.getGlobalName()))});
+      Value at =
+          LLVM::GEPOp::create(b, loc, ptr, i8, base,
+                              ArrayRef<LLVM::GEPArg>{int32_t(
+                                  sharedOffset.lookup(op.getGlobalName()))});
       // Address spaces are erased below; keep the types consistent.
       op.getResult().replaceAllUsesWith(
           LLVM::AddrSpaceCastOp::create(b, loc, op.getType(), at));
@@ -614,9 +613,8 @@ LogicalResult KernelEmulation::run(gpu::GPUModuleOp gm) {
 
   // One address space on the host: every pointer is a plain !llvm.ptr.
   AttrTypeReplacer replacer;
-  replacer.addReplacement([&](LLVM::LLVMPointerType type) -> Type {
-    return ptr;
-  });
+  replacer.addReplacement(
+      [&](LLVM::LLVMPointerType type) -> Type { return ptr; });
   for (LLVM::LLVMFuncOp func : *funcs) {
     replacer.recursivelyReplaceElementsIn(func, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
@@ -657,8 +655,8 @@ LogicalResult KernelEmulation::run(gpu::GPUModuleOp gm) {
         return func.emitOpError("takes a parameter of type ")
                << type << ", which the emulator's wrapper cannot unpack";
     wrappers.push_back(
-        {kernel, emitWrapper(func, "__tfc_emu_wrap_" + moduleName + "_" +
-                                       kernel)});
+        {kernel,
+         emitWrapper(func, "__tfc_emu_wrap_" + moduleName + "_" + kernel)});
   }
   emitImage(wrappers);
 
@@ -667,8 +665,9 @@ LogicalResult KernelEmulation::run(gpu::GPUModuleOp gm) {
   OpBuilder b(gm);
   auto properties = b.getDictionaryAttr(b.getNamedAttr(
       "tfc.emulator_image", FlatSymbolRefAttr::get(ctx, kImage)));
-  auto object = gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Binary,
-                                     b.getStringAttr(""), properties, nullptr);
+  auto object =
+      gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Binary,
+                           b.getStringAttr(""), properties, nullptr);
   gpu::BinaryOp::create(b, gm.getLoc(), moduleName, nullptr,
                         b.getArrayAttr({object}));
   gm.erase();

@@ -338,8 +338,7 @@ static int release_warp(emu_block *blk, unsigned warp) {
     /* .aligned: all 32 lanes, none exited. */
     for (unsigned l = 0; l < WARP; ++l) {
       if (l >= lanes || w[l].state == DONE) {
-        launch_error(blk,
-                     "%s in warp %u needs all 32 lanes, but lane %u %s",
+        launch_error(blk, "%s in warp %u needs all 32 lanes, but lane %u %s",
                      op_name(lead->op), warp, l,
                      l >= lanes ? "does not exist" : "has exited");
         return -1;
@@ -348,8 +347,8 @@ static int release_warp(emu_block *blk, unsigned warp) {
         return 0;
       if (w[l].op != lead->op || w[l].mode != lead->mode ||
           w[l].trans != lead->trans) {
-        launch_error(blk, "warp %u: lane %d is at %s but lane %u at %s",
-                     warp, first, op_name(lead->op), l, op_name(w[l].op));
+        launch_error(blk, "warp %u: lane %d is at %s but lane %u at %s", warp,
+                     first, op_name(lead->op), l, op_name(w[l].op));
         return -1;
       }
     }
@@ -363,8 +362,10 @@ static int release_warp(emu_block *blk, unsigned warp) {
   }
   uint32_t mask = lead->mask, group = 0;
   if (!(mask >> first & 1)) {
-    launch_error(blk, "warp %u: lane %d calls shfl.sync with member mask "
-                 "0x%08x, which does not name it", warp, first, mask);
+    launch_error(blk,
+                 "warp %u: lane %d calls shfl.sync with member mask "
+                 "0x%08x, which does not name it",
+                 warp, first, mask);
     return -1;
   }
   for (unsigned l = 0; l < lanes; ++l) {
@@ -401,9 +402,9 @@ static int ensure_stacks(unsigned n) {
   for (unsigned i = 0; i < n; ++i) {
     if (stacks[i] != NULL)
       continue;
-    char *p = mmap(NULL, STACK_BYTES + PAGE, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
-                   0);
+    char *p =
+        mmap(NULL, STACK_BYTES + PAGE, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED)
       return -1;
     mprotect(p, PAGE, PROT_NONE); /* guard: overflow faults, not corrupts */
@@ -469,8 +470,7 @@ static CUresult launch(const char *name, void (*wrapper)(void **),
                        const unsigned block[3], unsigned dynamic_shared,
                        void **params) {
   unsigned long long n = (unsigned long long)block[0] * block[1] * block[2];
-  if (n == 0 || n > MAX_THREADS || grid[0] == 0 || grid[1] == 0 ||
-      grid[2] == 0)
+  if (n == 0 || n > MAX_THREADS || grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return CUDA_ERROR_INVALID_VALUE;
   if (ensure_stacks((unsigned)n) != 0)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -528,14 +528,17 @@ static const struct {
   const char *name;
   void *fn;
 } abi[] = {
-#define ABI(f) {#f, (void *)f}
-    ABI(__tfc_emu_tid_x),    ABI(__tfc_emu_tid_y),    ABI(__tfc_emu_tid_z),
-    ABI(__tfc_emu_ntid_x),   ABI(__tfc_emu_ntid_y),   ABI(__tfc_emu_ntid_z),
-    ABI(__tfc_emu_ctaid_x),  ABI(__tfc_emu_ctaid_y),  ABI(__tfc_emu_ctaid_z),
-    ABI(__tfc_emu_nctaid_x), ABI(__tfc_emu_nctaid_y), ABI(__tfc_emu_nctaid_z),
-    ABI(__tfc_emu_laneid),   ABI(__tfc_emu_shared),   ABI(__tfc_emu_barrier),
-    ABI(__tfc_emu_shfl),     ABI(__tfc_emu_mma_bf16_f32),
-    ABI(__tfc_emu_ldmatrix),
+#define ABI(f)                                                                 \
+  { #f, (void *)f }
+    ABI(__tfc_emu_tid_x),        ABI(__tfc_emu_tid_y),
+    ABI(__tfc_emu_tid_z),        ABI(__tfc_emu_ntid_x),
+    ABI(__tfc_emu_ntid_y),       ABI(__tfc_emu_ntid_z),
+    ABI(__tfc_emu_ctaid_x),      ABI(__tfc_emu_ctaid_y),
+    ABI(__tfc_emu_ctaid_z),      ABI(__tfc_emu_nctaid_x),
+    ABI(__tfc_emu_nctaid_y),     ABI(__tfc_emu_nctaid_z),
+    ABI(__tfc_emu_laneid),       ABI(__tfc_emu_shared),
+    ABI(__tfc_emu_barrier),      ABI(__tfc_emu_shfl),
+    ABI(__tfc_emu_mma_bf16_f32), ABI(__tfc_emu_ldmatrix),
 #undef ABI
 };
 
@@ -546,16 +549,26 @@ EXPORT CUresult cuInit(unsigned flags) {
 
 static const char *error_name(CUresult e) {
   switch (e) {
-  case CUDA_SUCCESS: return "CUDA_SUCCESS";
-  case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-  case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
-  case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
-  case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
-  case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
-  case CUDA_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
-  case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
-  case CUDA_ERROR_LAUNCH_FAILED: return "CUDA_ERROR_LAUNCH_FAILED";
-  default: return NULL;
+  case CUDA_SUCCESS:
+    return "CUDA_SUCCESS";
+  case CUDA_ERROR_INVALID_VALUE:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case CUDA_ERROR_INVALID_DEVICE:
+    return "CUDA_ERROR_INVALID_DEVICE";
+  case CUDA_ERROR_INVALID_IMAGE:
+    return "CUDA_ERROR_INVALID_IMAGE";
+  case CUDA_ERROR_INVALID_CONTEXT:
+    return "CUDA_ERROR_INVALID_CONTEXT";
+  case CUDA_ERROR_INVALID_HANDLE:
+    return "CUDA_ERROR_INVALID_HANDLE";
+  case CUDA_ERROR_NOT_FOUND:
+    return "CUDA_ERROR_NOT_FOUND";
+  case CUDA_ERROR_LAUNCH_FAILED:
+    return "CUDA_ERROR_LAUNCH_FAILED";
+  default:
+    return NULL;
   }
 }
 
@@ -569,11 +582,9 @@ EXPORT CUresult cuGetErrorString(CUresult e, const char **out) {
     *out = NULL;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  *out = e == CUDA_ERROR_LAUNCH_FAILED
-             ? "emulated kernel failed (see stderr)"
-             : e == CUDA_ERROR_INVALID_IMAGE
-                   ? "not a tfc --cuda-emulate image"
-                   : "tfc cuda emulator";
+  *out = e == CUDA_ERROR_LAUNCH_FAILED   ? "emulated kernel failed (see stderr)"
+         : e == CUDA_ERROR_INVALID_IMAGE ? "not a tfc --cuda-emulate image"
+                                         : "tfc cuda emulator";
   return CUDA_SUCCESS;
 }
 
@@ -675,8 +686,10 @@ static CUresult load_image(CUmodule *out, const void *data, char *log,
       if (strcmp(abi[j].name, imp->name) == 0)
         imp->fn = abi[j].fn;
     if (imp->fn == NULL)
-      snprintf(why, sizeof why, "the image needs %s, which this emulator "
-               "lacks", imp->name);
+      snprintf(why, sizeof why,
+               "the image needs %s, which this emulator "
+               "lacks",
+               imp->name);
   }
   if (why[0] != '\0') {
     fprintf(stderr, "tfc cuda emulator: %s\n", why);
@@ -698,8 +711,8 @@ EXPORT CUresult cuModuleLoadData(CUmodule *out, const void *image) {
   return load_image(out, image, NULL, 0);
 }
 
-EXPORT CUresult cuModuleLoadDataEx(CUmodule *out, const void *image,
-                                   unsigned n, int *options, void **values) {
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n,
+                                   int *options, void **values) {
   if (current_ctx == NULL)
     return CUDA_ERROR_INVALID_CONTEXT;
   char *log = NULL;

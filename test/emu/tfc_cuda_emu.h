@@ -45,8 +45,12 @@ extern "C" {
 #define TFC_EMU_MAGIC "TFCEMU1" /* 8 bytes with the NUL */
 #define TFC_EMU_VERSION 1u
 
-enum { TFC_EMU_SHFL_UP = 0, TFC_EMU_SHFL_DOWN = 1, TFC_EMU_SHFL_BFLY = 2,
-       TFC_EMU_SHFL_IDX = 3 };
+enum {
+  TFC_EMU_SHFL_UP = 0,
+  TFC_EMU_SHFL_DOWN = 1,
+  TFC_EMU_SHFL_BFLY = 2,
+  TFC_EMU_SHFL_IDX = 3
+};
 
 typedef struct tfc_emu_kernel {
   const char *name;

@@ -1,4 +1,5 @@
-//===- CudaEmuTest.cpp - Semantics of the CPU emulator of CUDA -------------===//
+//===- CudaEmuTest.cpp - Semantics of the CPU emulator of CUDA
+//-------------===//
 //
 // Runs the hand-written kernels of cuda_emu_kernels.c on libtfc_cuda_emu.so
 // (test/emu) through its driver entry points, as runtime/src/cuda.c does, and
@@ -39,8 +40,8 @@ protected:
     auto retain = (CUresult(*)(void **, int))sym("cuDevicePrimaryCtxRetain");
     auto setCurrent = (CUresult(*)(void *))sym("cuCtxSetCurrent");
     auto load = (CUresult(*)(void **, const void *))sym("cuModuleLoadData");
-    getFunction = (CUresult(*)(void **, void *, const char *))sym(
-        "cuModuleGetFunction");
+    getFunction =
+        (CUresult(*)(void **, void *, const char *))sym("cuModuleGetFunction");
     launch = (Launch)sym("cuLaunchKernel");
     void *ctx = nullptr;
     ASSERT_EQ(init(0), 0);
@@ -101,7 +102,7 @@ TEST_F(CudaEmuTest, ShufflesFollowThePtxSemantics) {
     EXPECT_EQ(o[3], v(7)) << t;
     bool upValid = lane >= 2;
     EXPECT_EQ(o[4], (upValid ? v(lane - 2) : v(lane)) | (upValid ? 1u : 0u)
-                                                             << 16)
+                                                            << 16)
         << t;
     // Segments of 16 lanes: lane ^ 9 stays in the lane's segment.
     EXPECT_EQ(o[5], v(lane ^ 9)) << t;

@@ -15,24 +15,21 @@
 enum { TID_X, CTAID_X, LANEID, SHARED, BARRIER, SHFL, MMA, NUM_IMPORTS };
 
 static tfc_emu_import imports[NUM_IMPORTS] = {
-    {"__tfc_emu_tid_x", 0},   {"__tfc_emu_ctaid_x", 0},
-    {"__tfc_emu_laneid", 0},  {"__tfc_emu_shared", 0},
-    {"__tfc_emu_barrier", 0}, {"__tfc_emu_shfl", 0},
+    {"__tfc_emu_tid_x", 0},       {"__tfc_emu_ctaid_x", 0},
+    {"__tfc_emu_laneid", 0},      {"__tfc_emu_shared", 0},
+    {"__tfc_emu_barrier", 0},     {"__tfc_emu_shfl", 0},
     {"__tfc_emu_mma_bf16_f32", 0}};
 
 static int32_t tid(void) { return ((int32_t(*)(void))imports[TID_X].fn)(); }
-static int32_t ctaid(void) {
-  return ((int32_t(*)(void))imports[CTAID_X].fn)();
-}
-static int32_t laneid(void) {
-  return ((int32_t(*)(void))imports[LANEID].fn)();
-}
+static int32_t ctaid(void) { return ((int32_t(*)(void))imports[CTAID_X].fn)(); }
+static int32_t laneid(void) { return ((int32_t(*)(void))imports[LANEID].fn)(); }
 static void *shared(void) { return ((void *(*)(void))imports[SHARED].fn)(); }
 static void barrier(void) { ((void (*)(void))imports[BARRIER].fn)(); }
 static uint64_t shfl(int32_t mode, uint32_t mask, uint32_t v, uint32_t b,
                      uint32_t c) {
   return ((uint64_t(*)(int32_t, uint32_t, uint32_t, uint32_t,
-                       uint32_t))imports[SHFL].fn)(mode, mask, v, b, c);
+                       uint32_t))imports[SHFL]
+              .fn)(mode, mask, v, b, c);
 }
 
 /* Three phases over shared memory separated by barriers: each thread reads
@@ -103,7 +100,8 @@ static void mma_kernel(const float *a, const float *b, const float *c,
   for (int i = 0; i < 4; ++i)
     rc[i] = c[(i < 2 ? g : g + 8) * 8 + t * 2 + (i & 1)];
   ((void (*)(int32_t, const uint32_t *, const uint32_t *, const float *,
-             float *))imports[MMA].fn)(16, ra, rb, rc, rd);
+             float *))imports[MMA]
+       .fn)(16, ra, rb, rc, rd);
   for (int i = 0; i < 4; ++i)
     d[(i < 2 ? g : g + 8) * 8 + t * 2 + (i & 1)] = rd[i];
 }
@@ -132,11 +130,11 @@ static const tfc_emu_kernel kernels[] = {{"barrier", barrier_wrapper},
                                          {"mma", mma_wrapper},
                                          {"deadlock", deadlock_wrapper}};
 
-tfc_emu_image cuda_emu_test_image = {
-    TFC_EMU_MAGIC,
-    TFC_EMU_VERSION,
-    sizeof kernels / sizeof kernels[0],
-    NUM_IMPORTS,
-    /*static_shared_bytes=*/128 * sizeof(int32_t),
-    kernels,
-    imports};
+tfc_emu_image cuda_emu_test_image = {TFC_EMU_MAGIC,
+                                     TFC_EMU_VERSION,
+                                     sizeof kernels / sizeof kernels[0],
+                                     NUM_IMPORTS,
+                                     /*static_shared_bytes=*/128 *
+                                         sizeof(int32_t),
+                                     kernels,
+                                     imports};
