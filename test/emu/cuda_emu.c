@@ -28,7 +28,9 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_STACK, MAP_NORESERVE */
+#endif
 
 #include "tfc_cuda_emu.h"
 
