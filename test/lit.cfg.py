@@ -14,7 +14,7 @@ config.test_exec_root = os.path.join(config.tfc_obj_root, "test")
 # Inputs shared by several tests, the unit-test and numerics drivers live
 # next to the tests but are not tests themselves.
 config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py",
-                   "lit.site.cfg.py", "harness"]
+                   "lit.site.cfg.py", "harness", "emu"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfc_src", config.tfc_src_root))
@@ -65,6 +65,13 @@ def cuda_device_count():
 
 if cuda_device_count() > 0:
     config.available_features.add("cuda-device")
+
+# The CPU emulator of the CUDA driver (test/emu, tests only): CUDA builds made
+# with --cuda-emulate run on it through TFC_CUDA_DRIVER=%cuda_emu.
+cuda_emu = os.path.join(config.tfc_obj_root, "lib", "libtfc_cuda_emu.so")
+if os.path.exists(cuda_emu):
+    config.available_features.add("cuda-emu")
+    config.substitutions.append(("%cuda_emu", cuda_emu))
 
 # A TFC_SANITIZE build: every sanitizer report is fatal, leaks included (the
 # same defaults as scripts/test-sanitized.sh, unless the environment sets its

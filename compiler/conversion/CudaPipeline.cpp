@@ -55,6 +55,16 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
 
+  TfcGpuLaunchesToRuntimeOptions launches;
+  launches.arch = options.arch;
+  if (options.emulate) {
+    // Test-only: the same kernel IR, run by the CPU emulator of the driver.
+    pm.addPass(createTfcEmulateGpuKernels());
+    launches.emulate = true;
+    pm.addPass(createTfcGpuLaunchesToRuntime(launches));
+    buildHostToLLVMPipeline(pm);
+    return;
+  }
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa"; // PTX; ptxas runs in the next pass.
   // Upstream falls back to $CUDA_HOME when this is empty: a path that does
@@ -62,9 +72,7 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   binary.toolkitPath =
       options.toolkitPath.empty() ? "/nonexistent/cuda" : options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
-  TfcGpuLaunchesToRuntimeOptions launches;
   launches.ptxas = options.ptxas;
-  launches.arch = options.arch;
   pm.addPass(createTfcGpuLaunchesToRuntime(launches));
   buildHostToLLVMPipeline(pm);
 }
@@ -82,6 +90,11 @@ struct CudaPipelineCLOptions
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit for libdevice (empty: none)"),
       llvm::cl::init("")};
+  Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Kernels for the CPU emulator of the driver, not PTX "
+                     "(tests only)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -94,6 +107,7 @@ void tfc::registerCudaPipeline() {
         options.arch = cl.arch;
         options.ptxas = cl.ptxas;
         options.toolkitPath = cl.toolkitPath;
+        options.emulate = cl.emulate;
         buildCudaPipeline(pm, options);
       });
 }

@@ -99,7 +99,7 @@ public:
 
   /// Replaces `binary` by the `tfc_cuda_module` global.
   LogicalResult emitModule(gpu::BinaryOp binary, StringRef ptxas,
-                           StringRef arch);
+                           StringRef arch, bool emulate);
   /// Rewrites every launch in `func` into a guarded runtime call.
   LogicalResult lowerLaunches(func::FuncOp func);
 
@@ -138,13 +138,28 @@ StringRef LaunchLowering::stringGlobal(StringRef name, StringRef value) {
 }
 
 LogicalResult LaunchLowering::emitModule(gpu::BinaryOp binary, StringRef ptxas,
-                                         StringRef arch) {
+                                         StringRef arch, bool emulate) {
   std::optional<StringRef> ptx;
+  FlatSymbolRefAttr emulatorImage;
   for (Attribute attr : binary.getObjects()) {
     auto object = dyn_cast<gpu::ObjectAttr>(attr);
     if (object && object.getFormat() == gpu::CompilationTarget::Assembly)
       ptx = object.getObject().getValue();
+    if (object && object.getProperties())
+      if (auto image = object.getProperties().getAs<FlatSymbolRefAttr>(
+              "tfc.emulator_image"))
+        emulatorImage = image;
   }
+  if (emulate != bool(emulatorImage))
+    return binary.emitOpError(emulate ? "has no emulator image (run "
+                                        "tfc-emulate-gpu-kernels)"
+                                      : "is an emulator image; lower it with "
+                                        "emulate=1");
+  // The emulated driver (tests only) takes the image as the cubin; the PTX
+  // slot says what the module is to a real driver, whose JIT rejects it.
+  if (emulate)
+    ptx = "// tfc --cuda-emulate: kernels for the CPU emulator of the CUDA "
+          "driver, no PTX\n";
   if (!ptx)
     return binary.emitOpError("has no PTX object (run gpu-module-to-binary "
                               "with format=isa)");
@@ -185,6 +200,11 @@ LogicalResult LaunchLowering::emitModule(gpu::BinaryOp binary, StringRef ptxas,
   std::optional<StringRef> cubinGlobal;
   if (!cubin.empty())
     cubinGlobal = stringGlobal("__tfc_cuda_cubin", cubin);
+  if (emulatorImage) {
+    cubinGlobal = emulatorImage.getValue();
+    // The image's header (tfc_cuda_emu.h); the tables hang off it.
+    cubin.assign(40, '\0');
+  }
 
   // struct tfc_cuda_module { name, ptx, cubin, cubin_size, arch, state }.
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -457,7 +477,7 @@ struct GpuLaunchesToRuntimePass
       return signalPassFailure();
     }
     if (!binaries.empty() &&
-        failed(lowering.emitModule(binaries.front(), ptxas, arch)))
+        failed(lowering.emitModule(binaries.front(), ptxas, arch, emulate)))
       return signalPassFailure();
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
       if (failed(lowering.lowerLaunches(func)))

@@ -45,6 +45,9 @@ struct CudaPipelineOptions {
   /// A CUDA toolkit whose nvvm/libdevice provides the f64 math that kernels
   /// may call (sinusoidal positions); empty: none, and such kernels fail.
   std::string toolkitPath;
+  /// Test-only: instead of PTX, host functions and a table for the CPU
+  /// emulator of the driver (tfc-emulate-gpu-kernels), same kernel IR.
+  bool emulate = false;
 };
 
 /// tfc -> loops -> GPU kernels (PTX, cubin) + host code that launches them

@@ -173,13 +173,60 @@ def TfcGpuLaunchesToRuntime : Pass<"tfc-gpu-launches-to-runtime", "ModuleOp"> {
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas to assemble a cubin with (empty: embed the PTX only)">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
-           "GPU architecture of the cubin and the module's arch field">
+           "GPU architecture of the cubin and the module's arch field">,
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "The device image is tfc-emulate-gpu-kernels' emulator table "
+           "(embedded as the cubin, for the test-only emulated driver)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];
+}
+
+def TfcEmulateGpuKernels : Pass<"tfc-emulate-gpu-kernels", "ModuleOp"> {
+  let summary = "Turns the NVVM kernels into host functions for the CPU "
+                "emulator of the CUDA driver (tests only)";
+  let description = [{
+    Replaces gpu-module-to-binary in `tfc --target=cuda --cuda-emulate`: the
+    kernels, lowered to the LLVM and NVVM dialects exactly as for PTX, move
+    into the host module (renamed `__tfc_emu_<module>_<name>`, internal) and
+    every NVVM operation becomes a call of the emulator ABI
+    (test/emu/tfc_cuda_emu.h) through an import table that the emulated
+    driver fills when it loads the image: special registers, `barrier0`,
+    `shfl.sync` (with its predicate), `mma.sync` m16n8k{8,16} bf16 -> f32
+    row.col, `ldmatrix` m8n8 b16; nvvm math intrinsics become LLVM ones
+    (sqrt.rn -> llvm.sqrt). Shared memory (address space 3 globals, static
+    and dynamic) becomes offsets from the block's shared memory, which the
+    emulator allocates per block. f32 <-> bf16 conversions are expanded
+    inline (round to nearest even), so no libgcc helper is needed. An NVVM
+    op or intrinsic without an emulation is an error naming it.
+
+    Each kernel gets a wrapper `void (void **params)` taking cuLaunchKernel's
+    kernelParams, and the gpu.module becomes a gpu.binary whose object names
+    the `__tfc_emu_image` global (magic "TFCEMU1", kernels, imports, static
+    shared bytes) for `tfc-gpu-launches-to-runtime{emulate=1}`.
+
+    Before:
+    ```mlir
+    gpu.module @kernels [#nvvm.target] {
+      llvm.func @k(%p: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
+        %t = nvvm.read.ptx.sreg.tid.x : i32
+        nvvm.barrier0
+    ```
+    After:
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#nvvm.target, properties =
+        {tfc.emulator_image = @__tfc_emu_image}, bin = "">]
+    llvm.func internal @__tfc_emu_kernels_k(%p: !llvm.ptr) {
+      %f = llvm.load %slot : !llvm.ptr -> !llvm.ptr  // imports[i].fn
+      %t = llvm.call %f() : !llvm.ptr, () -> i32
+    llvm.func internal @__tfc_emu_wrap_kernels_k(%params: !llvm.ptr)
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def TfcMathToNVVM : Pass<"tfc-math-to-nvvm"> {

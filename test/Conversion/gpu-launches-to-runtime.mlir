@@ -145,3 +145,10 @@ module attributes {gpu.container_module} {
     return %s : i32
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{is an emulator image; lower it with emulate=1}}
+  gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, properties = {tfc.emulator_image = @img}, bin = "">]
+}

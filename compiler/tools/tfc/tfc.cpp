@@ -124,6 +124,12 @@ cl::opt<std::string>
                       "else /usr/local/cuda)"),
              cl::init(""), cl::cat(tfcCategory));
 
+cl::opt<bool> cudaEmulate(
+    "cuda-emulate",
+    cl::desc("Tests only: CUDA kernels as host code for the CPU emulator of "
+             "the driver (TFC_CUDA_DRIVER=libtfc_cuda_emu.so), not PTX"),
+    cl::init(false), cl::Hidden, cl::cat(tfcCategory));
+
 /// ptxas on PATH, else /usr/local/cuda/bin/ptxas; "" when neither exists.
 std::string findPtxas() {
   if (ErrorOr<std::string> found = sys::findProgramByName("ptxas"))
@@ -169,6 +175,10 @@ cudaPipelineOptions(std::string &error) {
   }
   mlir::tfc::CudaPipelineOptions options;
   options.arch = cudaArch;
+  if (cudaEmulate) { // No PTX: neither ptxas nor libdevice is used.
+    options.emulate = true;
+    return options;
+  }
   // The toolkit is looked up whether or not ptxas runs: the PTX must not
   // depend on --ptxas.
   auto withToolkit = [&](mlir::tfc::CudaPipelineOptions o) {
@@ -287,6 +297,10 @@ int main(int argc, char **argv) {
   bool cuda =
       emitKind == Emit::Ptx || targetDevice == "cuda" ||
       (targetDevice.empty() && spec->target.device == tfc::spec::Device::CUDA);
+  if (cudaEmulate && !cuda)
+    return fail("--cuda-emulate needs the CUDA target (--target=cuda)");
+  if (cudaEmulate && emitKind == Emit::Ptx)
+    return fail("--cuda-emulate builds no PTX (--emit=ptx)");
   std::string out = outputPath.empty() ? defaultOutput(*spec, emitKind)
                                        : outputPath.getValue();
   tfc::ParamLayout layout = tfc::computeLayout(*spec);
