@@ -202,6 +202,8 @@ void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
 
 LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
                                                  Lowering &l) {
+  if (l.gpu)
+    return lowerFlashAttentionGradGpu(op, l);
   int64_t headDim = op.getQuery().getType().getDimSize(3);
   if (ShapedType::isDynamic(headDim))
     return op.emitOpError("needs a static head width");

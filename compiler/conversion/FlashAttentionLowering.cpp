@@ -47,6 +47,8 @@ int64_t forwardScratch(const TileShape &t) {
 } // namespace
 
 LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
+  if (l.gpu)
+    return lowerFlashAttentionGpu(op, l);
   int64_t headDim = op.getQuery().getType().getDimSize(3);
   if (ShapedType::isDynamic(headDim))
     return op.emitOpError("needs a static head width");

@@ -89,6 +89,9 @@ LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
 // Fused attention (FlashAttentionLowering.cpp, FlashAttentionGradLowering.cpp).
 LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
 LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
+// Their CUDA kernels (GpuFlashAttention.cpp), used when `l.gpu`.
+LogicalResult lowerFlashAttentionGpu(FlashAttentionOp op, Lowering &l);
+LogicalResult lowerFlashAttentionGradGpu(FlashAttentionGradOp op, Lowering &l);
 
 /// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
 /// max); with a non-null `out`, the exponentials are stored at out[base + j].
