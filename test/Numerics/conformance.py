@@ -227,6 +227,12 @@ def odd_specs():
             "model": {"d_model": 64, "n_heads": 1, "depth": 2, "max_seq": 64, "max_batch": 4,
                       "bias": False},
             "ffn": {"activation": "silu"}}),
+        SpecCase("odd_dh128_cross", {  # one head of width 128, cross-attention
+            "model": {"d_model": 128, "n_heads": 1, "d_ff": 64, "max_seq": 40, "max_batch": 2},
+            "attention": {"cross": True}}, quick=True),
+        SpecCase("odd_dh192_bi", {  # two heads of width 192, bidirectional, RMSNorm
+            "model": {"d_model": 384, "n_heads": 2, "d_ff": 64, "max_seq": 40, "max_batch": 2},
+            "norm": {"type": "rmsnorm"}, "attention": {"mask": "bidirectional"}}),
         SpecCase("odd_lm_vocab1", {  # a vocabulary of one token
             "model": {"d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq": 17, "max_batch": 2},
             "embedding": {"vocab": 1}, "head": {"loss": "cross_entropy"}}),
