@@ -14,6 +14,11 @@
  *    The threads of a block are coroutines (ucontext, 256 KiB mmap'd stacks
  *    with a guard page), switched only at synchronisation points, in thread
  *    order: a kernel without them runs each thread to completion in turn.
+ *  - TFC_CUDA_EMU_ORDER=reverse runs the blocks, and the threads between
+ *    synchronisation points, last to first: a kernel whose result depends
+ *    on the order (a missing barrier, a block reading what another block
+ *    of the same launch writes) computes something else in one of the two
+ *    orders, so the tests run both.
  *  - each block gets its own shared memory, filled with 0xff bytes (an f32
  *    NaN) so that reading before writing shows up in the results.
  *  - bar.sync 0 releases when every thread of the block has arrived or
@@ -415,8 +420,15 @@ static int ensure_stacks(unsigned n) {
   return 0;
 }
 
+/* TFC_CUDA_EMU_ORDER=reverse: blocks and threads last to first (read at
+ * every launch, so a test may change it). */
+static int reverse_order(void) {
+  const char *order = getenv("TFC_CUDA_EMU_ORDER");
+  return order != NULL && strcmp(order, "reverse") == 0;
+}
+
 /* Runs one block to completion; 0, or -1 after reporting why not. */
-static int run_block(emu_block *blk) {
+static int run_block(emu_block *blk, int reverse) {
   unsigned n = blk->num_threads;
   for (unsigned i = 0; i < n; ++i) {
     emu_thread *t = &threads[i];
@@ -429,7 +441,8 @@ static int run_block(emu_block *blk) {
   }
   for (;;) {
     /* Each runnable thread runs until it exits or waits. */
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned k = 0; k < n; ++k) {
+      unsigned i = reverse ? n - 1 - k : k;
       if (threads[i].state != RUNNABLE)
         continue;
       blk->current = i;
@@ -493,14 +506,15 @@ static CUresult launch(const char *name, void (*wrapper)(void **),
   emu_block *outer = running;
   running = &blk;
   int status = 0;
+  int reverse = reverse_order();
   for (unsigned z = 0; z < grid[2] && status == 0; ++z)
     for (unsigned y = 0; y < grid[1] && status == 0; ++y)
       for (unsigned x = 0; x < grid[0] && status == 0; ++x) {
-        blk.ctaid[0] = x;
-        blk.ctaid[1] = y;
-        blk.ctaid[2] = z;
+        blk.ctaid[0] = reverse ? grid[0] - 1 - x : x;
+        blk.ctaid[1] = reverse ? grid[1] - 1 - y : y;
+        blk.ctaid[2] = reverse ? grid[2] - 1 - z : z;
         memset(shared, 0xff, shared_bytes);
-        status = run_block(&blk);
+        status = run_block(&blk, reverse);
       }
   running = outer;
   free(shared);

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 extern "C" tfc_emu_image cuda_emu_test_image;
@@ -156,6 +157,24 @@ TEST_F(CudaEmuTest, DeadlockFailsTheLaunch) {
   std::vector<int32_t> out(n);
   int32_t *outPtr = out.data();
   EXPECT_EQ(run("barrier", 1, n, {&outPtr, &n, &live}), 0);
+}
+
+// TFC_CUDA_EMU_ORDER=reverse runs blocks and threads last to first, so a
+// kernel that depends on the order gives another result: here the last
+// writer of a racy store is thread 127 of block 2, then thread 0 of block 0.
+TEST_F(CudaEmuTest, ReverseOrderExposesOrderDependentKernels) {
+  int32_t out[2] = {-1, -1};
+  int32_t *outPtr = out;
+  ASSERT_EQ(unsetenv("TFC_CUDA_EMU_ORDER"), 0);
+  ASSERT_EQ(run("last_writer", 3, 128, {&outPtr}), 0);
+  EXPECT_EQ(out[0], 127);
+  EXPECT_EQ(out[1], 2);
+  ASSERT_EQ(setenv("TFC_CUDA_EMU_ORDER", "reverse", 1), 0);
+  CUresult r = run("last_writer", 3, 128, {&outPtr});
+  unsetenv("TFC_CUDA_EMU_ORDER");
+  ASSERT_EQ(r, 0);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], 0);
 }
 
 TEST_F(CudaEmuTest, UnknownKernelIsNotFound) {

@@ -125,10 +125,22 @@ static void deadlock_wrapper(void **params) {
   deadlock_kernel();
 }
 
+/* Racy on purpose: every thread of every block stores to the same words,
+ * so the last thread and block to run win (the order the emulator uses). */
+static void last_writer_kernel(int32_t *out) {
+  out[0] = tid();
+  out[1] = ctaid();
+}
+
+static void last_writer_wrapper(void **params) {
+  last_writer_kernel(*(int32_t **)params[0]);
+}
+
 static const tfc_emu_kernel kernels[] = {{"barrier", barrier_wrapper},
                                          {"shfl", shfl_wrapper},
                                          {"mma", mma_wrapper},
-                                         {"deadlock", deadlock_wrapper}};
+                                         {"deadlock", deadlock_wrapper},
+                                         {"last_writer", last_writer_wrapper}};
 
 tfc_emu_image cuda_emu_test_image = {TFC_EMU_MAGIC,
                                      TFC_EMU_VERSION,
