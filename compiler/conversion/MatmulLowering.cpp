@@ -392,6 +392,8 @@ void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
   assert((p.epilogue != MatmulEpilogue::GatedPair || p.parts.size() == 2) &&
          "a gated pair has two parts");
+  if (l.gpu)
+    return emitGpuMatmul(l, p);
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Buffer packed = l.allocate(l.b.getF32Type(),
