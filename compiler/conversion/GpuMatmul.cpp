@@ -44,11 +44,15 @@ namespace {
 
 constexpr int64_t kThreadsX = 16, kThreadsY = 16;
 constexpr int64_t kThreads = kThreadsX * kThreadsY;
-/// A thread's register tile: kRows rows of one float4 of columns.
-constexpr int64_t kRows = 8, kVec = 4;
-constexpr int64_t kBM = kThreadsY * kRows, kBN = kThreadsX * kVec, kBK = 16;
-/// float4 per shared row of a tile, padded by one.
-constexpr int64_t kRowA = kBM / kVec + 1, kRowB = kBN / kVec + 1;
+/// A thread's register tile is rows() rows of one float4 of columns.
+constexpr int64_t kVec = 4;
+constexpr int64_t kBN = kThreadsX * kVec, kBK = 16;
+/// float4 per row of a row-major (row, k) tile in shared memory, padded.
+constexpr int64_t kSlotsK = kBK / kVec + 1;
+/// float4 of a tile in shared memory, either layout.
+constexpr int64_t tileSlots(int64_t width) {
+  return std::max(width * kSlotsK, kBK * (width / kVec + 1));
+}
 
 Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
                    Value col) {
@@ -97,6 +101,9 @@ public:
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
   unsigned numSlots() const { return paired() ? 2 : 1; }
+  /// Rows of a thread's tile: a gated pair holds two tiles.
+  int64_t rows() const { return paired() ? 4 : 8; }
+  int64_t blockRows() const { return kThreadsY * rows(); }
   /// B * act'(X) and B's column sums, before the matmul.
   void emitPreprocessing();
   void emitKernel(const Lowering::GpuIds &ids, ValueRange shared);
@@ -130,7 +137,8 @@ private:
   Location loc;
   FusedMatmulProblem p; // A copy: preprocessing replaces some parts' B.
   VectorType vecType;
-  SmallVector<Value> firstTile; // Per part (not paired), and the total.
+  SmallVector<Value> firstTile;  // Per part (not paired), and the total.
+  SmallVector<Value> firstKTile; // Per segment, and the total.
 };
 
 Picked GpuMatmulEmitter::pick(Value part, ArrayRef<Value> perPart) {
@@ -246,13 +254,17 @@ SmallVector<SlotView> GpuMatmulEmitter::slotViews(Value tile) {
 
 Value GpuMatmulEmitter::loadMasked(const MatrixRef &ref, Value bt, Value row,
                                    Value rows, Value col, Value cols) {
-  Value one = l.index(1);
   Value inside = andI(cmp(arith::CmpIPredicate::slt, row, rows),
                       cmp(arith::CmpIPredicate::slt, col, cols));
-  Value idx = elementIndex(l, ref, bt, l.minIdx(row, l.sub(rows, one)),
-                           l.minIdx(col, l.sub(cols, one)));
-  return arith::SelectOp::create(b, loc, inside, l.load(ref.flat, idx),
-                                 l.f32(0.0));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, inside,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc,
+                       l.load(ref.flat, elementIndex(l, ref, bt, row, col)));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, l.f32(0.0));
+  return ifOp.getResult(0);
 }
 
 void GpuMatmulEmitter::storeRow(Value value, const PickedRef &out, Value bt,
@@ -315,110 +327,183 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
   Value tx = arith::RemUIOp::create(b, loc, tid, l.index(kThreadsX));
   Value ty = arith::DivUIOp::create(b, loc, tid, l.index(kThreadsX));
   Value bt = ids.block[2];
+  int64_t kRows = rows(), kBM = blockRows();
   Value row0 = l.mul(ids.block[1], l.index(kBM));
   SmallVector<SlotView> slots = slotViews(ids.block[0]);
-  Value sharedA = shared[0];
   unsigned numSlots = slots.size();
 
-  // This thread's float4 groups of a tile: group g = tid + q * threads holds
-  // 4 consecutive rows (A) or columns (B) of one k.
+  // An operand tile is `width` rows (A's rows, B's columns) by kBK. Thread
+  // loads come in groups of four elements: four consecutive k of one row
+  // when k is the operand's unit stride (kFast), else four consecutive rows
+  // of one k, so consecutive threads read consecutive addresses either way.
+  // Shared memory keeps each group as one float4: row-major (row, k) tiles
+  // for kFast operands, k-major (k, row) ones otherwise.
   struct Group {
-    Value k, first; // Within the tile.
+    Value row, k; // Within the tile.
   };
   auto groups = [&](int64_t width, bool kFast) {
     SmallVector<Group> out;
-    int64_t perK = width / kVec;
-    for (int64_t q = 0; q < perK * kBK / kThreads; ++q) {
+    for (int64_t q = 0; q < width * kBK / kVec / kThreads; ++q) {
       Value g = l.add(tid, l.index(q * kThreads));
-      Value kk, v;
-      if (kFast) {
-        kk = arith::RemUIOp::create(b, loc, g, l.index(kBK));
-        v = arith::DivUIOp::create(b, loc, g, l.index(kBK));
-      } else {
-        v = arith::RemUIOp::create(b, loc, g, l.index(perK));
-        kk = arith::DivUIOp::create(b, loc, g, l.index(perK));
-      }
-      out.push_back(Group{kk, l.mul(v, l.index(kVec))});
+      int64_t along = kFast ? kBK / kVec : width / kVec;
+      Value fast = arith::RemUIOp::create(b, loc, g, l.index(along));
+      Value slow = arith::DivUIOp::create(b, loc, g, l.index(along));
+      if (kFast)
+        out.push_back(Group{slow, l.mul(fast, l.index(kVec))});
+      else
+        out.push_back(Group{l.mul(fast, l.index(kVec)), slow});
     }
     return out;
   };
+  // The elements of `group` of `ref` (a matrix over (row, k)).
+  auto loadGroup = [&](const MatrixRef &ref, const Group &g, bool kFast,
+                       Value firstRow, Value rowCount, Value k0, Value k) {
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < kVec; ++i) {
+      Value di = l.index(i);
+      Value row = l.add(firstRow, kFast ? g.row : l.add(g.row, di));
+      Value kk = l.add(k0, kFast ? l.add(g.k, di) : g.k);
+      e.push_back(loadMasked(ref, bt, row, rowCount, kk, k));
+    }
+    return vector::FromElementsOp::create(b, loc, vecType, e).getResult();
+  };
+  // The float4 slot of (row, k) (row, k multiples of 4 along the layout's
+  // vectors).
+  auto slot = [&](int64_t width, bool kFast, Value row, Value k) {
+    Value four = l.index(kVec);
+    if (kFast)
+      return l.add(l.mul(row, l.index(kSlotsK)),
+                   arith::DivUIOp::create(b, loc, k, four));
+    return l.add(l.mul(k, l.index(width / kVec + 1)),
+                 arith::DivUIOp::create(b, loc, row, four));
+  };
+  // Element (row + i, 4 kq + j) of a tile for i < count, j < 4, from
+  // count float4 (kFast) or 4 * count / 4 float4 loads.
+  auto fragment = [&](Value tile, int64_t width, bool kFast, Value row,
+                      int64_t kq, int64_t count) {
+    SmallVector<SmallVector<Value>> e(count, SmallVector<Value>(kVec));
+    for (int64_t i = 0; i < count; ++i) {
+      if (kFast) {
+        Value v = memref::LoadOp::create(
+            b, loc, tile,
+            ValueRange{
+                slot(width, true, l.add(row, l.index(i)), l.index(kq * kVec))});
+        for (int64_t j = 0; j < kVec; ++j)
+          e[i][j] = vector::ExtractOp::create(b, loc, v, j);
+        continue;
+      }
+      if (i % kVec)
+        continue;
+      for (int64_t j = 0; j < kVec; ++j) {
+        Value v = memref::LoadOp::create(
+            b, loc, tile,
+            ValueRange{slot(width, false, l.add(row, l.index(i)),
+                            l.index(kq * kVec + j))});
+        for (int64_t r = 0; r < kVec; ++r)
+          e[i + r][j] = vector::ExtractOp::create(b, loc, v, r);
+      }
+    }
+    return e;
+  };
 
   SmallVector<Value> acc(kRows * numSlots, zeroVector());
-  for (auto [s, segment] : llvm::enumerate(p.segments)) {
-    const MatrixRef &a = segment.a;
-    bool aKFast = isOne(l, a.colStride);
-    SmallVector<Group> aGroups = groups(kBM, aKFast);
-    SmallVector<SmallVector<Group>> bGroups;
-    for (const SlotView &slot : slots)
-      bGroups.push_back(groups(kBN, slot.b[s].kFast));
-    Value kTiles = l.divUp(segment.k, kBK);
+  // Segments are ranges of k tiles, as parts are ranges of column tiles:
+  // one loop over all of them, in order, picks each tile's A, B and k.
+  bool aKFast = true;
+  for (const MatmulSegment &segment : p.segments)
+    aKFast &= isOne(l, segment.a.colStride);
+  SmallVector<bool> bKFast(numSlots, true);
+  for (unsigned v = 0; v < numSlots; ++v)
+    for (const PickedRef &ref : slots[v].b)
+      bKFast[v] = bKFast[v] && ref.kFast;
+  SmallVector<Group> aGroups = groups(kBM, aKFast);
+  SmallVector<SmallVector<Group>> bGroups;
+  for (unsigned v = 0; v < numSlots; ++v)
+    bGroups.push_back(groups(kBN, bKFast[v]));
+  {
     acc = l.forLoop(
-        l.index(0), kTiles, acc,
+        l.index(0), firstKTile.back(), acc,
         [&](Value tile, ValueRange accIn) -> SmallVector<Value> {
-          Value k0 = l.mul(tile, l.index(kBK));
-          // Global loads into registers first: they overlap the barrier.
-          SmallVector<Value> aVals, bVals;
-          for (const Group &g : aGroups) {
-            SmallVector<Value> e;
-            for (int64_t i = 0; i < kVec; ++i)
-              e.push_back(loadMasked(a, bt,
-                                     l.add(row0, l.add(g.first, l.index(i))),
-                                     p.m, l.add(k0, g.k), segment.k));
-            aVals.push_back(vector::FromElementsOp::create(b, loc, vecType, e));
-          }
-          for (auto [v, slot] : llvm::enumerate(slots)) {
-            // B[k][n] as a matrix over (n, k): rows are columns of B.
-            const MatrixRef &ref = slot.b[s].ref;
-            MatrixRef bT{ref.flat, ref.base, ref.batchStride, ref.colStride,
-                         ref.rowStride};
-            for (const Group &g : bGroups[v]) {
-              SmallVector<Value> e;
-              for (int64_t i = 0; i < kVec; ++i)
-                e.push_back(loadMasked(
-                    bT, bt, l.add(slot.col0, l.add(g.first, l.index(i))),
-                    slot.n, l.add(k0, g.k), segment.k));
-              bVals.push_back(
-                  vector::FromElementsOp::create(b, loc, vecType, e));
-            }
-          }
-          gpu::BarrierOp::create(b, loc); // The last tile is consumed.
-          for (auto [q, g] : llvm::enumerate(aGroups)) {
-            Value idx =
-                l.add(l.mul(g.k, l.index(kRowA)),
-                      arith::DivUIOp::create(b, loc, g.first, l.index(kVec)));
-            memref::StoreOp::create(b, loc, aVals[q], sharedA, idx);
-          }
-          unsigned next = 0;
+          // The tile's segment: the number of segment starts at or below it.
+          Value seg = l.index(0);
+          for (unsigned i = 1; i < p.segments.size(); ++i)
+            seg = arith::SelectOp::create(
+                b, loc, cmp(arith::CmpIPredicate::uge, tile, firstKTile[i]),
+                l.index(i), seg);
+          auto segmentValue = [&](function_ref<Value(unsigned)> fn) {
+            SmallVector<Value> values;
+            for (unsigned i = 0; i < p.segments.size(); ++i)
+              values.push_back(fn(i));
+            return pick(seg, values).value;
+          };
+          auto segmentRef = [&](function_ref<MatrixRef(unsigned)> fn) {
+            auto field = [&](Value MatrixRef::*member) {
+              return segmentValue([&](unsigned i) { return fn(i).*member; });
+            };
+            return MatrixRef{field(&MatrixRef::flat), field(&MatrixRef::base),
+                             field(&MatrixRef::batchStride),
+                             field(&MatrixRef::rowStride),
+                             field(&MatrixRef::colStride)};
+          };
+          Value k0 = l.mul(l.sub(tile, segmentValue([&](unsigned i) {
+                                   return firstKTile[i];
+                                 })),
+                           l.index(kBK));
+          Value kSeg =
+              segmentValue([&](unsigned i) { return p.segments[i].k; });
+          MatrixRef a = segmentRef([&](unsigned i) { return p.segments[i].a; });
+          SmallVector<MatrixRef> bT; // B over (column, k).
           for (unsigned v = 0; v < numSlots; ++v)
-            for (const Group &g : bGroups[v]) {
-              Value idx =
-                  l.add(l.mul(g.k, l.index(kRowB)),
-                        arith::DivUIOp::create(b, loc, g.first, l.index(kVec)));
-              memref::StoreOp::create(b, loc, bVals[next++], shared[1 + v],
-                                      idx);
-            }
+            bT.push_back(segmentRef([&](unsigned i) {
+              const MatrixRef &ref = slots[v].b[i].ref;
+              return MatrixRef{ref.flat, ref.base, ref.batchStride,
+                               ref.colStride, ref.rowStride};
+            }));
+          // Global loads into registers first: they overlap the barrier.
+          SmallVector<Value> aVals;
+          SmallVector<SmallVector<Value>> bVals(numSlots);
+          for (const Group &g : aGroups)
+            aVals.push_back(loadGroup(a, g, aKFast, row0, p.m, k0, kSeg));
+          for (unsigned v = 0; v < numSlots; ++v)
+            for (const Group &g : bGroups[v])
+              bVals[v].push_back(loadGroup(bT[v], g, bKFast[v], slots[v].col0,
+                                           slots[v].n, k0, kSeg));
+          gpu::BarrierOp::create(b, loc); // The last tile is consumed.
+          for (auto [q, g] : llvm::enumerate(aGroups))
+            memref::StoreOp::create(b, loc, aVals[q], shared[0],
+                                    ValueRange{slot(kBM, aKFast, g.row, g.k)});
+          for (unsigned v = 0; v < numSlots; ++v)
+            for (auto [q, g] : llvm::enumerate(bGroups[v]))
+              memref::StoreOp::create(
+                  b, loc, bVals[v][q], shared[1 + v],
+                  ValueRange{slot(kBN, bKFast[v], g.row, g.k)});
           gpu::BarrierOp::create(b, loc);
 
           SmallVector<Value> accOut(accIn.begin(), accIn.end());
-          Value aCol = l.mul(ty, l.index(kRows / kVec));
-          for (int64_t kk = 0; kk < kBK; ++kk) {
-            SmallVector<Value> aVec, bVec;
-            for (int64_t r = 0; r < kRows / kVec; ++r)
-              aVec.push_back(memref::LoadOp::create(
-                  b, loc, sharedA,
-                  ValueRange{
-                      l.add(l.index(kk * kRowA), l.add(aCol, l.index(r)))}));
+          Value aRow = l.mul(ty, l.index(kRows));
+          Value bCol = l.mul(tx, l.index(kVec));
+          for (int64_t kq = 0; kq < kBK / kVec; ++kq) {
+            auto aFrag = fragment(shared[0], kBM, aKFast, aRow, kq, kRows);
+            SmallVector<SmallVector<SmallVector<Value>>> bFrag;
             for (unsigned v = 0; v < numSlots; ++v)
-              bVec.push_back(memref::LoadOp::create(
-                  b, loc, shared[1 + v],
-                  ValueRange{l.add(l.index(kk * kRowB), tx)}));
-            for (int64_t r = 0; r < kRows; ++r) {
-              Value ar = vector::ExtractOp::create(b, loc, aVec[r / kVec],
-                                                   int64_t(r % kVec));
-              Value splat = vector::BroadcastOp::create(b, loc, vecType, ar);
-              for (unsigned v = 0; v < numSlots; ++v)
-                accOut[r * numSlots + v] = vector::FMAOp::create(
-                    b, loc, splat, bVec[v], accOut[r * numSlots + v]);
+              bFrag.push_back(
+                  fragment(shared[1 + v], kBN, bKFast[v], bCol, kq, kVec));
+            for (int64_t j = 0; j < kVec; ++j) {
+              SmallVector<Value> bVec;
+              for (unsigned v = 0; v < numSlots; ++v) {
+                SmallVector<Value> cols;
+                for (int64_t c = 0; c < kVec; ++c)
+                  cols.push_back(bFrag[v][c][j]);
+                bVec.push_back(
+                    vector::FromElementsOp::create(b, loc, vecType, cols));
+              }
+              for (int64_t r = 0; r < kRows; ++r) {
+                Value splat =
+                    vector::BroadcastOp::create(b, loc, vecType, aFrag[r][j]);
+                for (unsigned v = 0; v < numSlots; ++v)
+                  accOut[r * numSlots + v] = vector::FMAOp::create(
+                      b, loc, splat, bVec[v], accOut[r * numSlots + v]);
+              }
             }
           }
           return accOut;
@@ -501,11 +586,17 @@ void GpuMatmulEmitter::emit() {
     for (const MatmulPart &part : p.parts)
       firstTile.push_back(l.add(firstTile.back(), l.divUp(part.n, kBN)));
   });
+  l.atAllocationPoint([&] {
+    firstKTile.push_back(l.index(0));
+    for (const MatmulSegment &segment : p.segments)
+      firstKTile.push_back(l.add(firstKTile.back(), l.divUp(segment.k, kBK)));
+  });
   emitPreprocessing();
-  SmallVector<MemRefType> shared{l.sharedArray(vecType, kBK * kRowA)};
+  SmallVector<MemRefType> shared{
+      l.sharedArray(vecType, tileSlots(blockRows()))};
   for (unsigned v = 0; v < numSlots(); ++v)
-    shared.push_back(l.sharedArray(vecType, kBK * kRowB));
-  Value grid[3] = {firstTile.back(), l.divUp(p.m, kBM), p.batch};
+    shared.push_back(l.sharedArray(vecType, tileSlots(kBN)));
+  Value grid[3] = {firstTile.back(), l.divUp(p.m, blockRows()), p.batch};
   l.gpuLaunch(grid, kThreads, shared,
               [&](const Lowering::GpuIds &ids, ValueRange sharedArrays) {
                 emitKernel(ids, sharedArrays);
