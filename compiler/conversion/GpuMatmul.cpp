@@ -1,27 +1,29 @@
 //===- GpuMatmul.cpp - Shared-memory tiled matmul for the CUDA target -----===//
 //
 // The CUDA target's emitFusedMatmul: one gpu.launch in which a block of
-// 256 threads computes a BM x BN = 128 x 64 tile of C (per part of a gated
-// pair: both parts' tiles), each thread an 8 x 4 register tile (rows
-// 8 ty .. 8 ty + 7, columns 4 tx .. 4 tx + 3 of a 16 x 16 thread grid).
+// 256 threads (a 16 x 16 grid: tx, ty) computes a 128 x 64 tile of C, each
+// thread 8 rows (8 ty ..) of one float4 of columns (4 tx ..); a gated
+// pair's block computes a 64 x 64 tile of both parts, 4 rows a thread.
 //
 // Per BK = 16 slice of the contraction every thread loads its share of the
-// A (BM x BK) and B (BK x BN) tiles from global memory, four elements of
-// one k at a time, consecutive threads along the operand's unit stride (so
-// a transposed view is read as coalesced as a row-major one); after a
-// barrier it stores them into shared memory as k-major rows of float4
-// (padded by one float4 against bank conflicts); after a second barrier
-// every thread reads, per k, two float4 of A and one of B per part and
-// issues 32 FMAs per part. Elements past m, n or k read as zero, so edge
-// tiles need no other care; the epilogue stores only what exists.
+// A (rows x k) and B (columns x k) tiles in groups of four elements:
+// four consecutive k of one row when k is the operand's unit stride, else
+// four consecutive rows of one k, so consecutive threads read consecutive
+// addresses for row-major and transposed views alike. After a barrier each
+// group is one float4 store into shared memory, row-major (row, k) or
+// k-major (k, row) to match, padded by one float4 per row; after a second
+// barrier each thread reads, per four k, 8 float4 of A and 4 of B (per
+// part) and issues 128 FMAs per part. Elements past m, n or k load as zero
+// (predicated loads), so edge tiles need no other care; the epilogue stores
+// only what exists.
 //
-// The grid is (column tiles, row tiles, batch). Parts are column ranges of
-// the grid's x: a block picks its part's B, C and bias with selects (one
-// code path); a gated pair's two parts share every block. Segments run one
-// after the other into the same accumulators, in order. The epilogue is the
-// CPU's: + bias, then Store, Activation (optionally storing the tile
-// before the activation) or GatedPair (act(part 0) * part 1, optionally
-// storing both parts).
+// The grid is (column tiles, row tiles, batch). Parts are ranges of column
+// tiles and segments ranges of k tiles: a block picks its part's B, C and
+// bias, and each k tile its segment's A, B and k, with selects (one code
+// path, the register use of one segment); segments accumulate in order.
+// The epilogue is the CPU's: + bias, then Store, Activation (optionally
+// storing the tile before the activation) or GatedPair (act(part 0) *
+// part 1, optionally storing both parts).
 //
 // Column sums of B and the pack-time B * act'(X) are B-side preprocessing:
 // one thread per column walks k in order before the matmul, which then

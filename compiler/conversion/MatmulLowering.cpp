@@ -18,7 +18,8 @@
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
 // tails use masked loads and stores. The packed panels are workspace
-// scratch.
+// scratch. The CUDA target (Lowering::gpu) emits GpuMatmul.cpp's tiled
+// kernel instead.
 //
 //===----------------------------------------------------------------------===//
 
