@@ -12,10 +12,11 @@
 // addresses for row-major and transposed views alike. After a barrier each
 // group is one float4 store into shared memory, row-major (row, k) or
 // k-major (k, row) to match, padded by one float4 per row; after a second
-// barrier each thread reads, per four k, 8 float4 of A and 4 of B (per
-// part) and issues 128 FMAs per part. Elements past m, n or k load as zero
-// (predicated loads), so edge tiles need no other care; the epilogue stores
-// only what exists.
+// barrier each thread issues the global loads of the next slice (held in
+// registers while this one computes: register double buffering), then
+// reads, per four k, 8 float4 of A and 4 of B (per part) and issues 128
+// FMAs per part. Elements past m, n or k load as zero (predicated loads),
+// so edge tiles need no other care; the epilogue stores only what exists.
 //
 // The grid is (column tiles, row tiles, batch). Parts are ranges of column
 // tiles and segments ranges of k tiles: a block picks its part's B, C and
@@ -422,95 +423,104 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
   SmallVector<SmallVector<Group>> bGroups;
   for (unsigned v = 0; v < numSlots; ++v)
     bGroups.push_back(groups(kBN, bKFast[v]));
-  {
-    acc = l.forLoop(
-        l.index(0), firstKTile.back(), acc,
-        [&](Value tile, ValueRange accIn) -> SmallVector<Value> {
-          // The tile's segment: the number of segment starts at or below it.
-          Value seg = l.index(0);
-          for (unsigned i = 1; i < p.segments.size(); ++i)
-            seg = arith::SelectOp::create(
-                b, loc, cmp(arith::CmpIPredicate::uge, tile, firstKTile[i]),
-                l.index(i), seg);
-          auto segmentValue = [&](function_ref<Value(unsigned)> fn) {
-            SmallVector<Value> values;
-            for (unsigned i = 0; i < p.segments.size(); ++i)
-              values.push_back(fn(i));
-            return pick(seg, values).value;
-          };
-          auto segmentRef = [&](function_ref<MatrixRef(unsigned)> fn) {
-            auto field = [&](Value MatrixRef::*member) {
-              return segmentValue([&](unsigned i) { return fn(i).*member; });
-            };
-            return MatrixRef{field(&MatrixRef::flat), field(&MatrixRef::base),
-                             field(&MatrixRef::batchStride),
-                             field(&MatrixRef::rowStride),
-                             field(&MatrixRef::colStride)};
-          };
-          Value k0 = l.mul(l.sub(tile, segmentValue([&](unsigned i) {
-                                   return firstKTile[i];
-                                 })),
-                           l.index(kBK));
-          Value kSeg =
-              segmentValue([&](unsigned i) { return p.segments[i].k; });
-          MatrixRef a = segmentRef([&](unsigned i) { return p.segments[i].a; });
-          SmallVector<MatrixRef> bT; // B over (column, k).
-          for (unsigned v = 0; v < numSlots; ++v)
-            bT.push_back(segmentRef([&](unsigned i) {
-              const MatrixRef &ref = slots[v].b[i].ref;
-              return MatrixRef{ref.flat, ref.base, ref.batchStride,
-                               ref.colStride, ref.rowStride};
-            }));
-          // Global loads into registers first: they overlap the barrier.
-          SmallVector<Value> aVals;
-          SmallVector<SmallVector<Value>> bVals(numSlots);
-          for (const Group &g : aGroups)
-            aVals.push_back(loadGroup(a, g, aKFast, row0, p.m, k0, kSeg));
-          for (unsigned v = 0; v < numSlots; ++v)
-            for (const Group &g : bGroups[v])
-              bVals[v].push_back(loadGroup(bT[v], g, bKFast[v], slots[v].col0,
-                                           slots[v].n, k0, kSeg));
-          gpu::BarrierOp::create(b, loc); // The last tile is consumed.
-          for (auto [q, g] : llvm::enumerate(aGroups))
-            memref::StoreOp::create(b, loc, aVals[q], shared[0],
-                                    ValueRange{slot(kBM, aKFast, g.row, g.k)});
-          for (unsigned v = 0; v < numSlots; ++v)
-            for (auto [q, g] : llvm::enumerate(bGroups[v]))
-              memref::StoreOp::create(
-                  b, loc, bVals[v][q], shared[1 + v],
-                  ValueRange{slot(kBN, bKFast[v], g.row, g.k)});
-          gpu::BarrierOp::create(b, loc);
+  // The global loads of k tile `tile` (A's groups, then each part's B
+  // groups); past the last tile every element is masked off.
+  auto loadTile = [&](Value tile) {
+    // The tile's segment: the number of segment starts at or below it.
+    Value seg = l.index(0);
+    for (unsigned i = 1; i < p.segments.size(); ++i)
+      seg = arith::SelectOp::create(
+          b, loc, cmp(arith::CmpIPredicate::uge, tile, firstKTile[i]),
+          l.index(i), seg);
+    auto segmentValue = [&](function_ref<Value(unsigned)> fn) {
+      SmallVector<Value> values;
+      for (unsigned i = 0; i < p.segments.size(); ++i)
+        values.push_back(fn(i));
+      return pick(seg, values).value;
+    };
+    auto segmentRef = [&](function_ref<MatrixRef(unsigned)> fn) {
+      auto field = [&](Value MatrixRef::*member) {
+        return segmentValue([&](unsigned i) { return fn(i).*member; });
+      };
+      return MatrixRef{field(&MatrixRef::flat), field(&MatrixRef::base),
+                       field(&MatrixRef::batchStride),
+                       field(&MatrixRef::rowStride),
+                       field(&MatrixRef::colStride)};
+    };
+    Value k0 = l.mul(
+        l.sub(tile, segmentValue([&](unsigned i) { return firstKTile[i]; })),
+        l.index(kBK));
+    Value kSeg = segmentValue([&](unsigned i) { return p.segments[i].k; });
+    MatrixRef a = segmentRef([&](unsigned i) { return p.segments[i].a; });
+    SmallVector<MatrixRef> bT; // B over (column, k).
+    for (unsigned v = 0; v < numSlots; ++v)
+      bT.push_back(segmentRef([&](unsigned i) {
+        const MatrixRef &ref = slots[v].b[i].ref;
+        return MatrixRef{ref.flat, ref.base, ref.batchStride, ref.colStride,
+                         ref.rowStride};
+      }));
+    SmallVector<Value> staged;
+    for (const Group &g : aGroups)
+      staged.push_back(loadGroup(a, g, aKFast, row0, p.m, k0, kSeg));
+    for (unsigned v = 0; v < numSlots; ++v)
+      for (const Group &g : bGroups[v])
+        staged.push_back(loadGroup(bT[v], g, bKFast[v], slots[v].col0,
+                                   slots[v].n, k0, kSeg));
+    return staged;
+  };
+  size_t numAcc = acc.size();
+  SmallVector<Value> init(acc);
+  llvm::append_range(init, loadTile(l.index(0)));
+  SmallVector<Value> results = l.forLoop(
+      l.index(0), firstKTile.back(), init,
+      [&](Value tile, ValueRange carried) -> SmallVector<Value> {
+        ValueRange accIn = carried.take_front(numAcc);
+        ValueRange staged = carried.drop_front(numAcc);
+        gpu::BarrierOp::create(b, loc); // The last tile is consumed.
+        unsigned next = 0;
+        for (const Group &g : aGroups)
+          memref::StoreOp::create(b, loc, staged[next++], shared[0],
+                                  ValueRange{slot(kBM, aKFast, g.row, g.k)});
+        for (unsigned v = 0; v < numSlots; ++v)
+          for (const Group &g : bGroups[v])
+            memref::StoreOp::create(
+                b, loc, staged[next++], shared[1 + v],
+                ValueRange{slot(kBN, bKFast[v], g.row, g.k)});
+        gpu::BarrierOp::create(b, loc);
+        // The next tile's loads are in flight while this one computes.
+        SmallVector<Value> prefetched = loadTile(l.add(tile, l.index(1)));
 
-          SmallVector<Value> accOut(accIn.begin(), accIn.end());
-          Value aRow = l.mul(ty, l.index(kRows));
-          Value bCol = l.mul(tx, l.index(kVec));
-          for (int64_t kq = 0; kq < kBK / kVec; ++kq) {
-            auto aFrag = fragment(shared[0], kBM, aKFast, aRow, kq, kRows);
-            SmallVector<SmallVector<SmallVector<Value>>> bFrag;
-            for (unsigned v = 0; v < numSlots; ++v)
-              bFrag.push_back(
-                  fragment(shared[1 + v], kBN, bKFast[v], bCol, kq, kVec));
-            for (int64_t j = 0; j < kVec; ++j) {
-              SmallVector<Value> bVec;
-              for (unsigned v = 0; v < numSlots; ++v) {
-                SmallVector<Value> cols;
-                for (int64_t c = 0; c < kVec; ++c)
-                  cols.push_back(bFrag[v][c][j]);
-                bVec.push_back(
-                    vector::FromElementsOp::create(b, loc, vecType, cols));
-              }
-              for (int64_t r = 0; r < kRows; ++r) {
-                Value splat =
-                    vector::BroadcastOp::create(b, loc, vecType, aFrag[r][j]);
-                for (unsigned v = 0; v < numSlots; ++v)
-                  accOut[r * numSlots + v] = vector::FMAOp::create(
-                      b, loc, splat, bVec[v], accOut[r * numSlots + v]);
-              }
+        SmallVector<Value> accOut(accIn.begin(), accIn.end());
+        Value aRow = l.mul(ty, l.index(kRows));
+        Value bCol = l.mul(tx, l.index(kVec));
+        for (int64_t kq = 0; kq < kBK / kVec; ++kq) {
+          auto aFrag = fragment(shared[0], kBM, aKFast, aRow, kq, kRows);
+          SmallVector<SmallVector<SmallVector<Value>>> bFrag;
+          for (unsigned v = 0; v < numSlots; ++v)
+            bFrag.push_back(
+                fragment(shared[1 + v], kBN, bKFast[v], bCol, kq, kVec));
+          for (int64_t j = 0; j < kVec; ++j) {
+            SmallVector<Value> bVec;
+            for (unsigned v = 0; v < numSlots; ++v) {
+              SmallVector<Value> cols;
+              for (int64_t c = 0; c < kVec; ++c)
+                cols.push_back(bFrag[v][c][j]);
+              bVec.push_back(
+                  vector::FromElementsOp::create(b, loc, vecType, cols));
+            }
+            for (int64_t r = 0; r < kRows; ++r) {
+              Value splat =
+                  vector::BroadcastOp::create(b, loc, vecType, aFrag[r][j]);
+              for (unsigned v = 0; v < numSlots; ++v)
+                accOut[r * numSlots + v] = vector::FMAOp::create(
+                    b, loc, splat, bVec[v], accOut[r * numSlots + v]);
             }
           }
-          return accOut;
-        });
-  }
+        }
+        llvm::append_range(accOut, prefetched);
+        return accOut;
+      });
+  acc.assign(results.begin(), results.begin() + numAcc);
 
   // Epilogue: + bias, then store, activate or gate the rows that exist.
   Value col = l.mul(tx, l.index(kVec));
