@@ -66,7 +66,11 @@ struct FusedMatmulProblem {
 
 /// Emits the packing of B and the register-blocked micro-kernel with its
 /// epilogue. Allocates the packed panels in SizeOnly mode too.
+/// On the CUDA target (Lowering::gpu) emits emitGpuMatmul instead.
 void emitFusedMatmul(Lowering &l, const FusedMatmulProblem &problem);
+
+/// The CUDA target's matmul: a shared-memory tiled kernel (GpuMatmul.cpp).
+void emitGpuMatmul(Lowering &l, const FusedMatmulProblem &problem);
 
 } // namespace mlir::tfc
 

@@ -18,7 +18,8 @@
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
 // tails use masked loads and stores. The packed panels are workspace
-// scratch.
+// scratch. The CUDA target (Lowering::gpu) emits GpuMatmul.cpp's tiled
+// kernel instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -392,6 +393,8 @@ void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
   assert((p.epilogue != MatmulEpilogue::GatedPair || p.parts.size() == 2) &&
          "a gated pair has two parts");
+  if (l.gpu)
+    return emitGpuMatmul(l, p);
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Buffer packed = l.allocate(l.b.getF32Type(),

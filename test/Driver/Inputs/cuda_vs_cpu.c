@@ -1,7 +1,8 @@
 /* Runs one spec built twice, for CUDA (`gpu_*`) and for the CPU (`cpu_*`),
  * on the same parameters and inputs: forward output, then backward from the
  * same d_y (d_params and d_x). Prints the largest difference relative to the
- * largest magnitude of each array and FAIL above the bound (argv[1]). */
+ * largest magnitude of each array and FAIL above the bound (argv[1]), for
+ * argv[2] sequences (2) of argv[3] tokens (7). */
 #include "cpu.h"
 #include "cuda_compare.h"
 #include "gpu.h"
@@ -10,7 +11,8 @@
 
 int main(int argc, char **argv) {
   double bound = argc > 1 ? atof(argv[1]) : 1e-4;
-  const int64_t batch = 2, seq = 7;
+  const int64_t batch = argc > 2 ? atoll(argv[2]) : 2;
+  const int64_t seq = argc > 3 ? atoll(argv[3]) : 7;
   size_t np = (size_t)cpu_param_count();
   size_t nx = (size_t)(batch * seq * CPU_D_MODEL);
   float *params = malloc(np * sizeof(float));
