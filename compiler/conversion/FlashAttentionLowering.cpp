@@ -46,6 +46,19 @@ int64_t forwardScratch(const TileShape &t) {
 
 } // namespace
 
+std::pair<Buffer, Buffer>
+mlir::tfc::allocateFlashAttentionResults(FlashAttentionOp op, Lowering &l) {
+  const Buffer &q = l.lookup(op.getQuery());
+  Buffer out = l.allocateResult(op.getOut(), q.dims);
+  // A forward-only build reads no lse: it is neither stored nor allocated.
+  bool needLse = !op.getLse().use_empty() ||
+                 getSaveSlot(cast<OpResult>(op.getLse())).has_value();
+  Buffer lse;
+  if (needLse)
+    lse = l.allocateResult(op.getLse(), {q.dims[0], q.dims[1], q.dims[2]});
+  return {out, lse};
+}
+
 LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
   if (l.gpu)
     return lowerFlashAttentionGpu(op, l);
@@ -57,13 +70,7 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
   const Buffer &v = l.lookup(op.getValue());
   Value seq = q.dims[2], keyLen = k.dims[2];
   TileShape t(l.vectorWidth, headDim);
-  Buffer out = l.allocateResult(op.getOut(), q.dims);
-  // A forward-only build reads no lse: it is neither stored nor allocated.
-  bool needLse = !op.getLse().use_empty() ||
-                 getSaveSlot(cast<OpResult>(op.getLse())).has_value();
-  Buffer lse;
-  if (needLse)
-    lse = l.allocateResult(op.getLse(), {q.dims[0], q.dims[1], seq});
+  auto [out, lse] = allocateFlashAttentionResults(op, l);
   Value groups, panels, blocks, iterations;
   l.atAllocationPoint([&] {
     groups = l.mul(q.dims[0], q.dims[1]);
@@ -194,7 +201,7 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
         inverse.push_back(
             arith::DivFOp::create(b, loc, l.f32(1.0), e.lane(state[1], r)));
       e.storeRows(scratch.flat, accBase, inverse, exists, out.flat, outBase);
-      if (needLse)
+      if (lse.flat)
         for (int64_t r = 0; r < t.rows; ++r)
           e.ifThen(exists[r], [&] {
             l.store(e.lane(rowLse, r), lse.flat,

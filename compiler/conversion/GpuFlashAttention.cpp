@@ -269,13 +269,7 @@ LogicalResult mlir::tfc::lowerFlashAttentionGpu(FlashAttentionOp op,
   Buffer k = l.lookup(op.getKey());
   Buffer v = l.lookup(op.getValue());
   Value seq = q.dims[2], keyLen = k.dims[2];
-  Buffer out = l.allocateResult(op.getOut(), q.dims);
-  // A forward-only build reads no lse: it is neither stored nor allocated.
-  bool needLse = !op.getLse().use_empty() ||
-                 getSaveSlot(cast<OpResult>(op.getLse())).has_value();
-  Buffer lse;
-  if (needLse)
-    lse = l.allocateResult(op.getLse(), {q.dims[0], q.dims[1], seq});
+  auto [out, lse] = allocateFlashAttentionResults(op, l);
   if (l.sizeOnly())
     return success();
 
@@ -354,7 +348,7 @@ LogicalResult mlir::tfc::lowerFlashAttentionGpu(FlashAttentionOp op,
           outRow.push_back(e.mulF(state[2 + i], inverse));
         Value valid = e.ult(row, seq);
         e.ifThen(valid, [&] { e.storeSlice(outRow, out.flat, rowBase); });
-        if (needLse) {
+        if (lse.flat) {
           Value rowLse =
               e.addF(state[0], math::LogOp::create(b, loc, state[1]));
           e.ifThen(e.andI(valid,

@@ -90,6 +90,10 @@ LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
 LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
 LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
 // Their CUDA kernels (GpuFlashAttention.cpp), used when `l.gpu`.
+/// Allocates flash attention's results: the output, and the row
+/// log-sum-exps when backward (or another op) reads them (null otherwise).
+std::pair<Buffer, Buffer> allocateFlashAttentionResults(FlashAttentionOp op,
+                                                        Lowering &l);
 LogicalResult lowerFlashAttentionGpu(FlashAttentionOp op, Lowering &l);
 LogicalResult lowerFlashAttentionGradGpu(FlashAttentionGradOp op, Lowering &l);
 
