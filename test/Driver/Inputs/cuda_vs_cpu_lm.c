@@ -68,5 +68,12 @@ int main(int argc, char **argv) {
   failures += cs != TFC_ERR_BAD_ARGUMENT || gs != TFC_ERR_BAD_ARGUMENT ||
               strstr(tfc_last_error(), "tokens[5]") == NULL;
   printf("%s\n", failures ? "FAILED" : "all within bound");
+  /* Everything is freed: LeakSanitizer (scripts/test-sanitized.sh). */
+  void *device[] = {d_params, d_tokens,  d_targets, d_logits,
+                    d_loss,   d_dparams, d_ws};
+  for (size_t i = 0; i < sizeof device / sizeof device[0]; ++i)
+    CHECK(tfc_cuda_free(device[i]));
+  free(params), free(tokens), free(targets), free(cpu_ws), free(logits);
+  free(dparams), free(glogits), free(gdparams);
   return failures != 0;
 }
