@@ -256,11 +256,11 @@ void Lowering::gpuLaunch(ArrayRef<Value> grid, int64_t threads,
                          ArrayRef<MemRefType> shared,
                          function_ref<void(const GpuIds &, ValueRange)> body) {
   assert(gpu && !grid.empty() && grid.size() <= 3 && "bad GPU launch");
+  // One grid dimension: y and z stop at 65535 blocks, x at 2^31 - 1, and a
+  // matmul's row tiles or attention's batch x heads can pass 65535.
   Value one = index(1);
-  Value sizes[3] = {grid[0], grid.size() > 1 ? grid[1] : one,
-                    grid.size() > 2 ? grid[2] : one};
   auto launch = gpu::LaunchOp::create(
-      b, loc, sizes[0], sizes[1], sizes[2], index(threads), one, one,
+      b, loc, product(grid), one, one, index(threads), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, /*workgroupAttributions=*/
       SmallVector<Type>(shared.begin(), shared.end()));
@@ -271,8 +271,15 @@ void Lowering::gpuLaunch(ArrayRef<Value> grid, int64_t threads,
   b.setInsertionPointToStart(&entry);
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&entry);
-  gpu::KernelDim3 blockIds = launch.getBlockIds();
-  GpuIds ids{{blockIds.x, blockIds.y, blockIds.z}, launch.getThreadIds().x};
+  // The logical block (x fastest, the order blocks are scheduled in).
+  GpuIds ids{{launch.getBlockIds().x, index(0), index(0)},
+             launch.getThreadIds().x};
+  Value rest = ids.block[0];
+  for (size_t d = 0; d + 1 < grid.size(); ++d) {
+    ids.block[d] = arith::RemUIOp::create(b, loc, rest, grid[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
+  }
+  ids.block[grid.size() - 1] = rest;
   body(ids, launch.getWorkgroupAttributions());
 }
 

@@ -156,8 +156,10 @@ public:
     Value thread;
   };
   /// Emits a `gpu.launch` of `grid` blocks (1 to 3 sizes) of `threads`
-  /// threads, named after kernelName. `shared` are the block's workgroup
-  /// (shared-memory) arrays, 1-D, passed to the body in order.
+  /// threads, named after kernelName. The hardware grid is 1-D (up to 2^31 - 1
+  /// blocks in all); the body gets the logical block indices. `shared` are the
+  /// block's workgroup (shared-memory) arrays, 1-D, passed to the body in
+  /// order.
   void gpuLaunch(ArrayRef<Value> grid, int64_t threads,
                  ArrayRef<MemRefType> shared,
                  function_ref<void(const GpuIds &, ValueRange)> body);
