@@ -528,6 +528,7 @@ struct emu_context {
 };
 struct emu_module {
   const tfc_emu_image *image;
+  struct emu_function *functions; /* handed out; freed at unload */
 };
 struct emu_function {
   struct emu_function *next;
@@ -753,13 +754,22 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule m,
         return CUDA_ERROR_OUT_OF_MEMORY;
       f->kernel = &m->image->kernels[i];
       f->static_shared = m->image->static_shared_bytes;
-      *fn = f; /* leaked at unload: functions live as long as the process */
+      f->next = m->functions;
+      m->functions = f;
+      *fn = f;
       return CUDA_SUCCESS;
     }
   return CUDA_ERROR_NOT_FOUND;
 }
 
 EXPORT CUresult cuModuleUnload(CUmodule m) {
+  if (m == NULL)
+    return CUDA_ERROR_INVALID_HANDLE;
+  while (m->functions) {
+    struct emu_function *f = m->functions;
+    m->functions = f->next;
+    free(f);
+  }
   free(m);
   return CUDA_SUCCESS;
 }

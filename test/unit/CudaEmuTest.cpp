@@ -44,11 +44,17 @@ protected:
     getFunction =
         (CUresult(*)(void **, void *, const char *))sym("cuModuleGetFunction");
     launch = (Launch)sym("cuLaunchKernel");
+    unload = (CUresult(*)(void *))sym("cuModuleUnload");
     void *ctx = nullptr;
     ASSERT_EQ(init(0), 0);
     ASSERT_EQ(retain(&ctx, 0), 0);
     ASSERT_EQ(setCurrent(ctx), 0);
     ASSERT_EQ(load(&module, &cuda_emu_test_image), 0);
+  }
+
+  void TearDown() override {
+    if (module)
+      EXPECT_EQ(unload(module), 0);
   }
 
   /// Launches `kernel` on a 1-D grid; the driver's result.
@@ -66,6 +72,7 @@ protected:
   void *module = nullptr;
   CUresult (*getFunction)(void **, void *, const char *) = nullptr;
   Launch launch = nullptr;
+  CUresult (*unload)(void *) = nullptr;
 };
 
 TEST_F(CudaEmuTest, BarriersOrderSharedMemoryPerBlock) {
