@@ -62,6 +62,7 @@ LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
   dims.push_back(l.allocIndex(outWidth));
   Buffer out = l.allocateResult(op.getResult(), dims);
   MatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     p.batch = l.index(1);
     p.m = rowCount(l, in);

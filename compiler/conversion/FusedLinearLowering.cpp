@@ -55,6 +55,7 @@ Value flatOf(Lowering &l, Value operand) {
 /// One segment: `input` [rows, k] as A.
 FusedMatmulProblem projection(Lowering &l, const Buffer &input, int64_t k) {
   FusedMatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     p.batch = l.index(1);
     p.m = rowCount(l, input);
@@ -138,6 +139,7 @@ LogicalResult mlir::tfc::lowerMergedInputGrad(MergedInputGradOp op,
   // dx = sum_i dy_i W_i^T: segment i contracts over part i's outputs, with
   // A = dy_i and B = W_i^T.
   FusedMatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   MatmulPart part;
   l.atAllocationPoint([&] {
     p.batch = l.index(1);
@@ -159,6 +161,7 @@ LogicalResult mlir::tfc::lowerMergedInputGrad(MergedInputGradOp op,
 /// packing dy_i.
 static FusedMatmulProblem weightGradProblem(Lowering &l, const Buffer &x) {
   FusedMatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     Value inWidth = x.dims.back();
     p.batch = l.index(1);

@@ -62,6 +62,9 @@ struct FusedMatmulProblem {
   ActivationKind activation = ActivationKind::relu;
   bool packActivationGrad = false;
   MatrixRef gated; // GatedPair: act(part 0) * part 1.
+  /// Round A and B to bf16 (nearest even) and accumulate in f32: the
+  /// column sums and B * act'(X) still see B unrounded.
+  bool bf16Operands = false;
 };
 
 /// Emits the packing of B and the register-blocked micro-kernel with its

@@ -109,6 +109,7 @@ LogicalResult mlir::tfc::lowerLinearWeightGrad(LinearWeightGradOp op,
       });
   Buffer out = l.allocateResult(op.getResult(), dims);
   MatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     // C[m, n] = sum over rows r of A[m, r] * B[r, n]: the rows are the
     // contraction, and the operand that gives C's rows is read transposed.

@@ -51,6 +51,7 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
 
   // The logits, exactly as lowerLinear computes them.
   MatmulProblem p;
+  p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     Value zero = l.index(0), one = l.index(1);
     p.batch = one;

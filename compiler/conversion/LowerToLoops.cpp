@@ -167,6 +167,15 @@ public:
   LogicalResult emitWorkspaceSize(OpBuilder &mb);
 
 private:
+  /// A Lowering for this model and target.
+  Lowering makeLowering(OpBuilder &b, Location loc, Lowering::Mode mode) {
+    Lowering l(b, loc, mode, vectorWidth);
+    l.gpu = !hostMemory;
+    auto dtype = model->getAttrOfType<StringAttr>("tfc.linear_dtype");
+    l.bf16Linear = dtype && dtype.getValue() == "bf16";
+    return l;
+  }
+
   /// A C entry point `int32_t f(rt, pointers..., workspace, workspace_bytes,
   /// sizes...)` whose argument checks (with their messages) are emitted; `l`
   /// builds inside the all-valid branch. `pointerNames` name the pointers
@@ -499,8 +508,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
-  Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
-  l.gpu = !hostMemory;
+  Lowering l = makeLowering(b, loc, Lowering::Mode::Emit);
   l.setAllocationPoint(entry.marker);
   bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
@@ -677,8 +685,7 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
-  Lowering l(b, loc, Lowering::Mode::Emit, vectorWidth);
-  l.gpu = !hostMemory;
+  Lowering l = makeLowering(b, loc, Lowering::Mode::Emit);
   l.setAllocationPoint(entry.marker);
   Value paramCount = bindEntry(l, entry);
 
@@ -768,8 +775,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   b.setInsertionPointToStart(&ifBad.getElseRegion().front());
 
   Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
-  Lowering l(b, loc, Lowering::Mode::SizeOnly, vectorWidth);
-  l.gpu = !hostMemory;
+  Lowering l = makeLowering(b, loc, Lowering::Mode::SizeOnly);
   l.setAllocationPoint(marker);
   bindSizes(l, sizes);
   // Forward's buffers, then (for training) backward's after them.
@@ -1015,6 +1021,13 @@ LogicalResult verifyModelAttributes(func::FuncOp model) {
         !model->getAttrOfType<IntegerAttr>("tfc.vocab"))
       return model.emitOpError(
           "a tfc.model function with token ids needs an integer tfc.vocab");
+  if (Attribute dtype = model->getAttr("tfc.linear_dtype")) {
+    auto name = dyn_cast<StringAttr>(dtype);
+    if (!name || (name.getValue() != "f32" && name.getValue() != "bf16"))
+      return model.emitOpError(
+                 "tfc.linear_dtype must be \"f32\" or \"bf16\", not ")
+             << dtype;
+  }
   return success();
 }
 

@@ -205,6 +205,30 @@ Value Lowering::f32(double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
+Value Lowering::roundToBf16(Value x) {
+  Type i32 = b.getI32Type();
+  auto vec = dyn_cast<VectorType>(x.getType());
+  Type bitsType = vec ? Type(vec.clone(i32)) : i32;
+  auto splat = [&](uint32_t v) -> Value {
+    auto attr = b.getI32IntegerAttr(int32_t(v));
+    if (!vec)
+      return arith::ConstantOp::create(b, loc, attr);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(cast<ShapedType>(bitsType), attr));
+  };
+  // bits + 0x7fff + (bit 16 of bits): rounds the low half to nearest, ties
+  // to the even upper half; then the low half is cleared.
+  Value bits = arith::BitcastOp::create(b, loc, bitsType, x);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, splat(16)), splat(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, bits, arith::AddIOp::create(b, loc, odd, splat(0x7fff)));
+  rounded = arith::AndIOp::create(b, loc, rounded, splat(0xffff0000u));
+  Value result = arith::BitcastOp::create(b, loc, x.getType(), rounded);
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  return arith::SelectOp::create(b, loc, isNaN, x, result);
+}
+
 void Lowering::parallelFor(Value n, function_ref<void(Value)> body) {
   auto loop = scf::ParallelOp::create(
       b, loc, ValueRange{index(0)}, ValueRange{n}, ValueRange{index(1)},

@@ -51,6 +51,10 @@ public:
   /// matmuls, block-per-row norms) emit them with gpuLaunch; every other
   /// parallel loop becomes a kernel with one thread per iteration.
   bool gpu = false;
+  /// The model's `tfc.linear_dtype` is "bf16": the linear layers' matmuls
+  /// (forward and backward) round their operands to bf16 and accumulate in
+  /// f32 (tensor cores on the CUDA target). Attention's products stay f32.
+  bool bf16Linear = false;
 
   bool sizeOnly() const { return mode == Mode::SizeOnly; }
   /// Backward replays forward's allocations in SizeOnly mode first, to find
@@ -131,6 +135,10 @@ public:
                              function_ref<Value(unsigned)> dynamicDim);
 
   Value f32(double v);
+  /// `x` (f32 or a vector of f32) rounded to the nearest bf16, ties to even,
+  /// as f32: integer arithmetic on the bits, so no target needs a bf16
+  /// conversion instruction or libcall. NaN stays NaN.
+  Value roundToBf16(Value x);
 
   /// Static value of an index, if it is a constant.
   std::optional<int64_t> constantIndex(Value v);
@@ -207,6 +215,8 @@ struct MatmulProblem {
   Value batch, m, n, k;
   MatrixRef a, bMat, c;
   Value bias; // Optional flat buffer of n floats.
+  /// Round A and B to bf16 (nearest even), accumulate in f32.
+  bool bf16Operands = false;
 };
 
 /// Emits the packing of B and the register-blocked micro-kernel.

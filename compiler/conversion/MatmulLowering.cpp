@@ -17,9 +17,11 @@
 //    and stores it.
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
-// tails use masked loads and stores. The packed panels are workspace
-// scratch. The CUDA target (Lowering::gpu) emits GpuMatmul.cpp's tiled
-// kernel instead.
+// tails use masked loads and stores. With bf16 operands (FusedMatmul.h) the
+// packing rounds B and the micro-kernel rounds each A element it broadcasts:
+// the CUDA target's tensor-core products, in f32 arithmetic. The packed panels
+// are workspace scratch. The CUDA target (Lowering::gpu) emits GpuMatmul.cpp's
+// tiled kernel instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -255,8 +257,12 @@ void MatmulEmitter::emitPack(Value packed) {
                       b, loc, value, activationDerivative(l, p.activation, x));
                   storeRow(value, part.actOutput, bt, kk, slot.col, masks[v]);
                 }
+                // The panels hold B as the micro-kernel multiplies it; the
+                // column sums and act' product above stay unrounded.
+                Value packedValue =
+                    p.bf16Operands ? l.roundToBf16(value) : value;
                 vector::StoreOp::create(
-                    b, loc, value, packed,
+                    b, loc, packedValue, packed,
                     ValueRange{l.add(dstRow, l.index(v * blk.vectorWidth))});
                 if (sums)
                   next.push_back(arith::AddFOp::create(b, loc, acc[v], value));
@@ -311,6 +317,8 @@ void MatmulEmitter::emitTiles(Value packed) {
             SmallVector<Value> accOut;
             for (int64_t r = 0; r < blk.rows; ++r) {
               Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+              if (p.bf16Operands)
+                a = l.roundToBf16(a);
               Value av = vector::BroadcastOp::create(b, loc, vecType, a);
               for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
                 accOut.push_back(vector::FMAOp::create(
@@ -417,5 +425,6 @@ void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
   part.c = p.c;
   part.bias = p.bias;
   fused.parts.push_back(part);
+  fused.bf16Operands = p.bf16Operands;
   emitFusedMatmul(l, fused);
 }

@@ -278,6 +278,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func->setAttr("tfc.max_seq", b.getI64IntegerAttr(spec.model.maxSeq));
   func->setAttr("tfc.param_count", b.getI64IntegerAttr(layout.total));
   func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
+  func->setAttr("tfc.linear_dtype",
+                b.getStringAttr(toString(spec.model.dtype)));
 
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);

@@ -115,6 +115,16 @@ const char *toString(InitScheme v) {
   return "?";
 }
 
+const char *toString(DType v) {
+  switch (v) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
 const char *toString(Device v) {
   switch (v) {
   case Device::CPU:
@@ -169,9 +179,10 @@ std::string printSpec(const Spec &s) {
   const ModelSpec &m = s.model;
   fmt::format_to(it,
                  "\n[model]\nd_model = {}\nn_heads = {}\nd_ff = {}\n"
-                 "depth = {}\nmax_seq = {}\nmax_batch = {}\nbias = {}\n",
+                 "depth = {}\nmax_seq = {}\nmax_batch = {}\nbias = {}\n"
+                 "dtype = \"{}\"\n",
                  m.dModel, m.nHeads, m.dFF, m.depth, m.maxSeq, m.maxBatch,
-                 tomlBool(m.bias));
+                 tomlBool(m.bias), toString(m.dtype));
 
   const NormSpec &n = s.norm;
   fmt::format_to(it,

@@ -23,6 +23,9 @@ enum class PositionKind { Learned, Sinusoidal, None };
 enum class LossKind { None, CrossEntropy };
 enum class InitScheme { Xavier, Normal };
 enum class Device { CPU, CUDA };
+/// The linear layers' matmul operands: f32, or rounded to bf16 with f32
+/// accumulation (tensor cores on CUDA).
+enum class DType { F32, BF16 };
 
 /// True for the gated activations (SwiGLU, GeGLU, ReGLU): three FFN matrices.
 bool isGated(Activation act);
@@ -37,6 +40,7 @@ const char *toString(PositionKind v);
 const char *toString(LossKind v);
 const char *toString(InitScheme v);
 const char *toString(Device v);
+const char *toString(DType v);
 
 struct ModelSpec {
   int64_t dModel = 0;
@@ -47,6 +51,10 @@ struct ModelSpec {
   int64_t maxSeq = 0;
   int64_t maxBatch = 0; // Largest run-time batch the ABI accepts.
   bool bias = true;     // Bias vectors on every linear layer.
+  /// The linear layers' matmuls (forward and backward): f32, or bf16
+  /// operands accumulated in f32. Parameters, activations, attention, norms
+  /// and the ABI stay f32.
+  DType dtype = DType::F32;
   int64_t headDim() const { return dModel / nHeads; }
 };
 

@@ -46,7 +46,8 @@ struct SectionSchema {
 const std::vector<SectionSchema> &schema() {
   static const std::vector<SectionSchema> sections = {
       {"model",
-       {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch", "bias"}},
+       {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch", "bias",
+        "dtype"}},
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
       {"ffn", {"activation", "multiple_of"}},
@@ -79,6 +80,7 @@ constexpr PositionKind kPositions[] = {
 constexpr LossKind kLosses[] = {LossKind::None, LossKind::CrossEntropy};
 constexpr InitScheme kInits[] = {InitScheme::Xavier, InitScheme::Normal};
 constexpr Device kDevices[] = {Device::CPU, Device::CUDA};
+constexpr DType kDTypes[] = {DType::F32, DType::BF16};
 
 // C23's keywords and the older spellings it keeps.
 // clang-format off
@@ -272,6 +274,7 @@ void Reader::read(const toml::table &root, Spec &spec) {
   spec.model.maxBatch = 256;
   readInt(model, "max_batch", spec.model.maxBatch, Limits::maxBatch);
   readBool(model, "bias", spec.model.bias);
+  readEnum(model, "dtype", spec.model.dtype, kDTypes);
 
   Section norm = section(root, "norm", false);
   readEnum(norm, "type", spec.norm.type, kNormTypes);

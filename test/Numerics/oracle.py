@@ -43,7 +43,7 @@ _KEYS = {
     "": {"name", "model", "norm", "ffn", "attention", "embedding", "head",
          "init", "target"},
     "model": {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch",
-              "bias"},
+              "bias", "dtype"},
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
     "ffn": {"activation", "multiple_of"},
@@ -98,6 +98,9 @@ class Config:
         self.max_seq = int(get("model", "max_seq", 1024))
         self.max_batch = int(get("model", "max_batch", 256))  # Not used by the math.
         self.bias = bool(get("model", "bias", True))
+        # bf16: the linear layers' matmuls (forward and backward) multiply
+        # bf16-rounded operands; everything else stays f32 (abi.md).
+        self.linear_dtype = choice("model", "dtype", "f32", ("f32", "bf16"))
         if self.d_model <= 0 or self.n_heads <= 0 or self.d_model % self.n_heads:
             raise SpecError("d_model must be a positive multiple of n_heads")
         if self.depth < 1 or self.max_seq < 1:
@@ -278,6 +281,36 @@ def activate(name, z):
     raise ValueError(name)
 
 
+def round_bf16(t):
+    """t rounded as tfc rounds a matmul operand: its f32 value to the nearest
+    bf16, ties to even; returned in t's dtype."""
+    return t.to(torch.float32).to(torch.bfloat16).to(t.dtype)
+
+
+class Bf16Matmul(torch.autograd.Function):
+    """x @ w over bf16-rounded operands, in full precision; the backward
+    matmuls round theirs too: dx = r(dy) r(w)^T, dw = r(x)^T r(dy)."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return round_bf16(x) @ round_bf16(w)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        rdy = round_bf16(dy)
+        dx = rdy @ round_bf16(w).t()
+        rx = round_bf16(x).reshape(-1, x.shape[-1])
+        dw = rx.t() @ rdy.reshape(-1, dy.shape[-1])
+        return dx, dw
+
+
+def linear_matmul(x, w, bf16):
+    """x @ w (w [in, out]) as a linear layer of the spec multiplies."""
+    return Bf16Matmul.apply(x, w) if bf16 else x @ w
+
+
 class Linear(nn.Module):
     """y = x @ W + b with W stored [in, out] as in the flat buffer."""
 
@@ -285,9 +318,10 @@ class Linear(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.zeros(n_in, n_out, dtype=dtype))
         self.bias = nn.Parameter(torch.zeros(n_out, dtype=dtype)) if bias else None
+        self.bf16 = False  # Set by Oracle.set_bf16.
 
     def forward(self, x):
-        y = x @ self.weight
+        y = linear_matmul(x, self.weight, self.bf16)
         return y + self.bias if self.bias is not None else y
 
 
@@ -424,6 +458,15 @@ class Oracle(nn.Module):
         assert registered == listed, (registered ^ listed)
         for name, _, shape in layout:
             assert tuple(self.get_parameter(name).shape) == shape, name
+        self.set_bf16(cfg.linear_dtype == "bf16")
+
+    def set_bf16(self, bf16):
+        """Rounds the linear layers' matmul operands to bf16 (the spec's
+        dtype; False gives the f32 model of the same parameters)."""
+        self.bf16 = bf16
+        for m in self.modules():
+            if isinstance(m, Linear):
+                m.bf16 = bf16
 
     @classmethod
     def from_file(cls, path, dtype=torch.float64):
@@ -499,7 +542,7 @@ class Oracle(nn.Module):
         if not cfg.has_head:
             return (h,)
         w = self.embed.tokens.t() if cfg.tied else self.head.weight
-        logits = h @ w
+        logits = linear_matmul(h, w, self.bf16)
         if not cfg.has_loss:
             return (logits,)
         if targets is None:

@@ -28,7 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from oracle import Config, Oracle, check_layout_json, compute_layout, sinusoidal_positions
+from oracle import (Bf16Matmul, Config, Oracle, check_layout_json, compute_layout,
+                    round_bf16, sinusoidal_positions)
 
 torch.set_num_threads(1)
 F64 = torch.float64
@@ -464,6 +465,34 @@ def check_float32(rng):
     return max(maxerr(x, y) for x, y in zip(a, b))
 
 
+def check_bf16(rng):
+    """round_bf16 ties to even; Bf16Matmul's forward and both gradients are
+    the rounded-operand formulas; a bf16 spec's oracle rounds its linear
+    layers (it moves away from the f32 model, by about bf16's precision)."""
+    x = torch.tensor([1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8 + 2**-20), 3.0], dtype=F64)
+    want = torch.tensor([1.0, 1 + 2**-6, -(1 + 2**-7), 3.0], dtype=F64)
+    err = (round_bf16(x) - want).abs().max().item()
+    a = torch.from_numpy(rng.standard_normal((2, 3, 5))).requires_grad_()
+    w = torch.from_numpy(rng.standard_normal((5, 4))).requires_grad_()
+    dy = torch.from_numpy(rng.standard_normal((2, 3, 4)))
+    y = Bf16Matmul.apply(a, w)
+    y.backward(dy)
+    ra, rw, rdy = round_bf16(a.detach()), round_bf16(w.detach()), round_bf16(dy)
+    err = max(err, maxerr(y, ra @ rw), maxerr(a.grad, rdy @ rw.t()),
+              maxerr(w.grad, ra.reshape(6, 5).t() @ rdy.reshape(6, 4)))
+    cfg = spec(model='d_model = 16\nn_heads = 2\ndtype = "bf16"')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    inp = rng.standard_normal((2, 5, cfg.d_model))
+    with torch.no_grad():
+        rounded = model(inp)[0]
+        model.set_bf16(False)
+        exact = model(inp)[0]
+    moved = maxerr(rounded, exact) / exact.abs().max().item()
+    assert 1e-4 < moved < 3e-2, moved
+    return err
+
+
 def main():
     rng = np.random.default_rng(0)
     checks = []
@@ -484,6 +513,7 @@ def main():
         ("layout + JSON cross-check + load_flat", lambda: check_layout(rng), 0.0),
         ("gradcheck + flat_grad vs finite differences", lambda: check_gradcheck(rng), 1e-6),
         ("float32 oracle vs float64", lambda: check_float32(rng), 1e-4),
+        ("bf16 rounding and matmul", lambda: check_bf16(rng), 1e-12),
     ]
     passed = failed = 0
     for name, fn, tol in checks:
