@@ -25,6 +25,19 @@ func.func @no_param_count(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// expected-error @+1 {{'func.func' op tfc.linear_dtype must be "f32" or "bf16", not "f16"}}
+func.func @bad_linear_dtype(%params: tensor<?xf32> {tfc.role = "params"},
+                            %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64,
+                tfc.linear_dtype = "f16"} {
+  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
 func.func @foreign_op(%params: tensor<?xf32> {tfc.role = "params"},
                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
     -> (tensor<?x?x8xf32> {tfc.role = "y"})

@@ -118,6 +118,7 @@ class SpecCase:
         self.toml = make_toml(name, sections)
         self.cfg = Config.from_string(self.toml)  # the oracle's reading
         self.max_batch = sections["model"]["max_batch"]
+        self.bf16 = self.cfg.linear_dtype == "bf16"
 
 
 def block_specs():
@@ -239,8 +240,33 @@ def odd_specs():
     ]
 
 
+def bf16_specs():
+    """dtype = "bf16": the linear layers multiply bf16-rounded operands
+    (every matmul of forward and backward), judged against the oracle's
+    rounded model with bf16's bounds, and against its f32 model to show the
+    rounding happens (see check_bf16_rounding)."""
+    base = {"d_model": 64, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4,
+            "dtype": "bf16"}
+    return [
+        SpecCase("bf16_ln_pre_gelu", {"model": dict(base), "ffn": {"activation": "gelu"}},
+                 quick=True),
+        SpecCase("bf16_rms_pre_swiglu_cross", {
+            "model": dict(base, d_ff=96), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu"}, "attention": {"cross": True}}, quick=True),
+        SpecCase("bf16_ln_post_relu_bi", {  # odd widths: tails in every dimension
+            "model": dict(base, d_model=40, n_heads=5, d_ff=72, bias=False),
+            "norm": {"position": "post"}, "ffn": {"activation": "relu"},
+            "attention": {"mask": "bidirectional"}}),
+        SpecCase("bf16_lm_tied_ce", {
+            "model": dict(base), "norm": {"type": "rmsnorm", "position": "deepnorm"},
+            "ffn": {"activation": "geglu", "multiple_of": 16},
+            "embedding": {"vocab": 70, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}, quick=True),
+    ]
+
+
 def all_specs():
-    return block_specs() + cross_specs() + lm_specs() + odd_specs()
+    return block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs()
 
 
 def _clamp(spec, cases):
@@ -331,6 +357,18 @@ def compare(out, ref, rtol):
         msg += f" worst at {idx}: got {out[idx]:.7g} want {ref[idx]:.7g}"
         return False, msg, worst / scale
     return True, msg, worst / scale
+
+
+def rounding_ratio(out, ref, ref_f32):
+    """RMS(out - ref) / RMS(out - ref_f32) for a bf16 spec: ref is the
+    oracle's bf16-rounded model, ref_f32 its f32 one. Near 0 when the
+    rounding is the oracle's (a rare operand rounding the other way, after
+    f32 round-off, adds a few isolated errors); near 1 or above when the
+    operands are not rounded, or rounded differently."""
+    out = np.asarray(out, dtype=np.float64).reshape(-1)
+    rms = lambda d: math.sqrt(float(np.mean(d * d))) if d.size else 0.0
+    far = rms(out - np.asarray(ref_f32, dtype=np.float64).reshape(-1))
+    return rms(out - np.asarray(ref, dtype=np.float64).reshape(-1)) / max(far, TINY)
 
 
 def grad_errors(ours, ref, parts):
@@ -447,18 +485,39 @@ class Runner:
     def check_outputs(self, spec, d, model, inputs, b, s, res=None, case=""):
         cfg = spec.cfg
         refs = self.reference(model, inputs)
+        refs_f32 = self.f32_model(model, lambda: self.reference(model, inputs)) \
+            if spec.bf16 else [None] * len(refs)
         msgs, ok = [], True
-        for name, ref in zip(cfg.output_names(), refs):
+        for name, ref, ref_f32 in zip(cfg.output_names(), refs, refs_f32):
             path = os.path.join(d, name + ".bin")
             out = np.fromfile(path, dtype=np.float32)
             if out.size != ref.size:
                 return False, f"{name}.bin has {out.size} floats, expected {ref.size}"
-            good, msg, rel = compare(out.reshape(ref.shape), ref, self.args.rtol)
+            rtol = self.args.bf16_rtol if spec.bf16 else self.args.rtol
+            good, msg, rel = compare(out.reshape(ref.shape), ref, rtol)
             if res is not None:
-                res.note("forward", rel, f"{case} {name}")
+                res.note("bf16 forward" if spec.bf16 else "forward", rel, f"{case} {name}")
+            if spec.bf16 and ref.size > 1:
+                good &= self.check_rounding(out, ref, ref_f32, res, f"{case} {name}")
+                msg += f" rms_ratio={rounding_ratio(out, ref, ref_f32):.3g}"
             ok &= good
             msgs.append(f"{name}: {msg}")
         return ok, "; ".join(msgs)
+
+    @staticmethod
+    def f32_model(model, fn):
+        """fn() with the bf16 spec's oracle switched to its f32 model."""
+        model.set_bf16(False)
+        try:
+            return fn()
+        finally:
+            model.set_bf16(True)
+
+    def check_rounding(self, out, ref, ref_f32, res, where):
+        ratio = rounding_ratio(out, ref, ref_f32)
+        if res is not None:
+            res.note("bf16 rms_ratio", ratio, where)
+        return ratio <= self.args.bf16_rms_ratio
 
     def reference_grads(self, model, inputs):
         """float64 autograd: {"d_params": flat, "d_x": ..., "d_enc": ...}."""
@@ -503,13 +562,18 @@ class Runner:
             return [(name, offset, math.prod(shape)) for name, offset, shape in model.layout]
         return [(kind, 0, n)]
 
-    def check_grads(self, model, ours, refs, bound, res, case, note=""):
-        """Compares every gradient kind; notes the worst errors in res."""
+    def check_grads(self, model, ours, refs, bound, res, case, note="", refs_f32=None):
+        """Compares every gradient kind; notes the worst errors in res. With
+        refs_f32 (a bf16 spec), also checks rounding_ratio per kind."""
         ok, msgs = True, []
         for kind, ref in refs.items():
             got = ours[kind]
             if got.size != ref.size:
                 return False, f"{kind}: {got.size} floats, expected {ref.size}"
+            rounding = ""
+            if refs_f32 is not None:
+                ok &= self.check_rounding(got, ref, refs_f32[kind], res, f"{case} {kind}")
+                rounding = f" rms_ratio={rounding_ratio(got, ref, refs_f32[kind]):.3g}"
             errs = grad_errors(got, ref, self.parts(model, kind, ref.size))
             rel, tname, detail, vanishing = errs[0]
             for e in errs:  # the worst tensor judged on its own scale
@@ -524,7 +588,7 @@ class Runner:
             ok &= not bad
             where = "" if kind != "d_params" else \
                 f" ({tname}{', vanishing' if vanishing else ''})"
-            msg = f"{kind}: rel={rel:.3g}{where}"
+            msg = f"{kind}: rel={rel:.3g}{where}{rounding}"
             if bad:
                 msg += (f" > {bound:g} in {len(bad)} tensor(s): " +
                         ", ".join(f"{n} rel={r:.3g} {dt}" for r, n, dt, _ in bad[:4]))
@@ -547,6 +611,7 @@ class Runner:
         """Outputs and gradients of the fused build against the unfused one;
         refs (the oracle's gradients) tell which gradients vanish."""
         msgs, ok, worst, skipped = [], True, (0.0, ""), 0
+        fusion_rtol = self.args.bf16_fusion_rtol if spec.bf16 else self.args.fusion_rtol
         names = list(spec.cfg.output_names()) + ["d_params"]
         names += [k for k in ("d_x", "d_enc") if os.path.exists(
             os.path.join(unfused_dir, k + ".bin"))]
@@ -566,7 +631,7 @@ class Runner:
                     continue
                 fu, uu = f[offset:offset + n].astype(np.float64), u[offset:offset + n]
                 rel = float(np.abs(fu - uu).max() / max(float(np.abs(uu).max()), 1e-3))
-                if not np.isfinite(rel) or rel > self.args.fusion_rtol:
+                if not np.isfinite(rel) or rel > fusion_rtol:
                     ok = False
                     msgs.append(f"{part} rel={rel:.3g}")
                 if rel > worst[0]:
@@ -575,7 +640,7 @@ class Runner:
         vanishing = f", {skipped} vanishing gradient(s) left to the oracle" if skipped else ""
         if ok:
             return True, f"worst rel={worst[0]:.3g} ({worst[1]}){vanishing}"
-        return False, f"> {self.args.fusion_rtol:g}: " + ", ".join(msgs[:4])
+        return False, f"> {fusion_rtol:g}: " + ", ".join(msgs[:4])
 
     # -- the pipeline ------------------------------------------------------
 
@@ -724,7 +789,11 @@ class Runner:
                 continue
             refs = self.reference_grads(model, inputs)
             ours = self.read_grads(d, model)
-            ok, msg = self.check_grads(model, ours, refs, a.grad_rtol, res, case)
+            refs_f32 = self.f32_model(model, lambda: self.reference_grads(model, inputs)) \
+                if spec.bf16 else None
+            ok, msg = self.check_grads(model, ours, refs,
+                                       a.bf16_grad_rtol if spec.bf16 else a.grad_rtol,
+                                       res, case, "bf16 " if spec.bf16 else "", refs_f32)
             res.add(ok, case, msg)
             if unfused:
                 du = d + "_unfused"
@@ -791,6 +860,14 @@ def main(argv=None):
                     help="also build with --no-fusion and compare (step 8)")
     ap.add_argument("--fusion-rtol", type=float, default=1e-5,
                     help="fused vs unfused bound (relative, per tensor)")
+    ap.add_argument("--bf16-rtol", type=float, default=1e-2,
+                    help="forward bound of dtype = bf16 specs (against the rounded oracle)")
+    ap.add_argument("--bf16-grad-rtol", type=float, default=5e-2,
+                    help="gradient bound of dtype = bf16 specs")
+    ap.add_argument("--bf16-fusion-rtol", type=float, default=2e-2,
+                    help="fused vs unfused bound of dtype = bf16 specs")
+    ap.add_argument("--bf16-rms-ratio", type=float, default=0.5,
+                    help="bound of rounding_ratio for dtype = bf16 specs")
     ap.add_argument("--cuda", action="store_true",
                     help="compile with --target=cuda and run the harness on the GPU "
                     "(or on the CPU emulator: --tfc-arg=--cuda-emulate and "
