@@ -54,6 +54,7 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.model.maxSeq, b.model.maxSeq);
   EXPECT_EQ(a.model.maxBatch, b.model.maxBatch);
   EXPECT_EQ(a.model.bias, b.model.bias);
+  EXPECT_EQ(a.model.dtype, b.model.dtype);
   EXPECT_EQ(a.norm.type, b.norm.type);
   EXPECT_EQ(a.norm.position, b.norm.position);
   EXPECT_EQ(a.norm.eps, b.norm.eps); // Exact: printSpec must round-trip.
@@ -107,6 +108,7 @@ TEST(SpecTest, Defaults) {
   EXPECT_EQ(s.model.maxSeq, 1024);
   EXPECT_EQ(s.model.maxBatch, 256);
   EXPECT_TRUE(s.model.bias);
+  EXPECT_EQ(s.model.dtype, DType::F32);
   EXPECT_EQ(s.norm.type, NormType::LayerNorm);
   EXPECT_EQ(s.norm.position, NormPosition::Pre);
   EXPECT_EQ(s.norm.eps, 1e-5);
@@ -137,7 +139,7 @@ TEST(SpecTest, SectionDefaults) {
 
 TEST(SpecTest, ExplicitValues) {
   Spec s = parseOk(minimal("d_ff = 100\ndepth = 3\nmax_seq = 17\n"
-                           "max_batch = 5\nbias = false\n"
+                           "max_batch = 5\nbias = false\ndtype = \"bf16\"\n"
                            "[norm]\neps = 1e-6\nfinal = false\n"
                            "[attention]\ncross = true\n"
                            "[init]\nscheme = \"normal\"\nstd = 0.5\n"
@@ -148,6 +150,7 @@ TEST(SpecTest, ExplicitValues) {
   EXPECT_EQ(s.model.maxSeq, 17);
   EXPECT_EQ(s.model.maxBatch, 5);
   EXPECT_FALSE(s.model.bias);
+  EXPECT_EQ(s.model.dtype, DType::BF16);
   EXPECT_EQ(s.norm.eps, 1e-6);
   EXPECT_FALSE(s.norm.final);
   EXPECT_TRUE(s.attention.cross);
@@ -350,6 +353,7 @@ TEST(SpecTest, PrintSpecRoundTrip) {
       "[embedding]\nvocab = 7\npositions = \"none\"\n",
       "[init]\nscheme = \"normal\"\nstd = 0.1\n",
       "[target]\ndevice = \"cuda\"\n",
+      "dtype = \"bf16\"\n[target]\ndevice = \"cuda\"\n",
       "[target]\ncpu = \"znver4\"\nfeatures = \"+avx512f,-avx512vl\"\n",
   };
   for (const char *extra : extras) {
