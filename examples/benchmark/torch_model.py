@@ -4,13 +4,18 @@ independent oracle (test/Numerics/oracle.py) in float32 and timed on
 `threads` intra-op threads.
 
     torch_model.py spec.toml threads batch seq [iterations] [--train]
-                   [--device=cuda]
+                   [--device=cuda] [--autocast-bf16]
 
 Prints `torch_eager median_ms` (forward under no_grad), or with --train
 `torch_eager_train median_ms` (forward + autograd backward: from the loss
 when the spec has one, else from sum(y * dy)). With --device=cuda the model
 and inputs live on the GPU and each step is timed between synchronisations
-(or the script says why it cannot: Debian's torch has no CUDA)."""
+(or the script says why it cannot: Debian's torch has no CUDA).
+With --autocast-bf16 (the reference for a `dtype = "bf16"` spec) the model is
+the f32 one run under torch.autocast(bfloat16): PyTorch's own mixed
+precision, whose matmuls (attention's too) take bf16 operands; labels get a
+`_bf16` suffix."""
+import contextlib
 import os
 import sys
 import time
@@ -23,9 +28,11 @@ import oracle  # noqa: E402
 
 
 def main():
+    flags = ("--train", "--autocast-bf16")
     args = [a for a in sys.argv[1:]
-            if a != "--train" and not a.startswith("--device=")]
+            if a not in flags and not a.startswith("--device=")]
     train = "--train" in sys.argv
+    autocast = "--autocast-bf16" in sys.argv
     device = "cpu"
     for a in sys.argv[1:]:
         if a.startswith("--device="):
@@ -42,7 +49,10 @@ def main():
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)
+    model.set_bf16(False)  # The spec's rounding, if any, is autocast's job.
     model.to(device)
+    amp = (lambda: torch.autocast(device, dtype=torch.bfloat16)) if autocast \
+        else contextlib.nullcontext
     kwargs = {}
     if cfg.vocab:
         inputs = [torch.randint(0, cfg.vocab, (batch, seq), device=device)]
@@ -58,11 +68,12 @@ def main():
 
     def step():
         if not train:
-            with torch.no_grad():
+            with torch.no_grad(), amp():
                 model(*inputs, **kwargs)
             return
         model.zero_grad(set_to_none=False)
-        outputs = model(*inputs, **kwargs)
+        with amp():
+            outputs = model(*inputs, **kwargs)
         if cfg.has_loss:
             outputs[-1].backward()
         else:
@@ -71,7 +82,7 @@ def main():
     dy = None
     if train and not cfg.has_loss:
         with torch.no_grad():
-            dy = torch.randn_like(model(*inputs, **kwargs)[0])
+            dy = torch.randn_like(model(*inputs, **kwargs)[0]).float()
     times = []
     for i in range(iters + 2):
         sync()
@@ -81,7 +92,8 @@ def main():
         if i >= 2:
             times.append((time.perf_counter() - t0) * 1e3)
     times.sort()
-    label = "torch_eager_train" if train else "torch_eager"
+    label = ("torch_eager_train" if train else "torch_eager") + \
+        ("_bf16" if autocast else "")
     print(f"{label} {times[len(times) // 2]:.3f}")
 
 
