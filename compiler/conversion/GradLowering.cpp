@@ -223,21 +223,10 @@ static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
       return rowLoops.sum(w, count,
                           [&](Value i) { return terms(i, l.add(base, i)); });
     };
-    // The statistics, as lowerNorm computes them.
-    Value mean = l.f32(0.0);
-    if (subtractMean)
-      mean = mulf(sumOf(1,
-                        [&](Value, Value idx) -> SmallVector<Value> {
-                          return {l.load(in.flat, idx)};
-                        })[0],
-                  invWidth);
-    Value sq = sumOf(1, [&](Value, Value idx) -> SmallVector<Value> {
-      Value d = subf(l.load(in.flat, idx), mean);
-      return {mulf(d, d)};
-    })[0];
-    Value rstd = math::RsqrtOp::create(
-        b, loc,
-        arith::AddFOp::create(b, loc, mulf(sq, invWidth), l.f32(epsilon)));
+    auto [mean, rstd] =
+        rowLoops.normStatistics(width, epsilon, subtractMean, [&](Value i) {
+          return l.load(in.flat, l.add(base, i));
+        });
     rowLoops.onFirstThread([&] {
       Value statsBase = l.mul(row, l.index(2));
       l.store(mean, stats.flat, statsBase);

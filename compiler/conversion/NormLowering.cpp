@@ -10,7 +10,6 @@
 #include "conversion/LoweringPatterns.h"
 #include "conversion/RowLoops.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -40,21 +39,11 @@ static LogicalResult lowerNorm(Operation *op, Lowering &l, Value input,
   Value be = beta ? l.lookup(beta).flat : Value();
   int64_t width = cast<ShapedType>(input.getType()).getShape().back();
   Value w = l.index(width);
-  Value invWidth = l.f32(1.0 / double(width));
 
   RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
     Value base = l.mul(r, w);
     auto xAt = [&](Value i) { return l.load(in.flat, l.add(base, i)); };
-    Value mean = l.f32(0.0);
-    if (subtractMean)
-      mean = arith::MulFOp::create(b, loc, row.sum(w, xAt), invWidth);
-    Value sq = row.sum(w, [&](Value i) -> Value {
-      Value d = arith::SubFOp::create(b, loc, xAt(i), mean);
-      return arith::MulFOp::create(b, loc, d, d);
-    });
-    Value var = arith::MulFOp::create(b, loc, sq, invWidth);
-    Value rstd = math::RsqrtOp::create(
-        b, loc, arith::AddFOp::create(b, loc, var, l.f32(epsilon)));
+    auto [mean, rstd] = row.normStatistics(width, epsilon, subtractMean, xAt);
     row.forEachColumn(w, [&](Value i) {
       Value y = arith::MulFOp::create(
           b, loc, arith::SubFOp::create(b, loc, xAt(i), mean), rstd);

@@ -18,7 +18,6 @@
 #include "conversion/LoweringPatterns.h"
 #include "conversion/RowLoops.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -38,26 +37,6 @@ static Value mulf(Lowering &l, Value a, Value c) {
 }
 static Value subf(Lowering &l, Value a, Value c) {
   return arith::SubFOp::create(l.b, l.loc, a, c);
-}
-
-/// The row's mean (0 for RMSNorm) and 1 / sqrt(var + eps), as lowerNorm
-/// computes them, from `load(i)` for i < width.
-static std::pair<Value, Value> rowStatistics(Lowering &l, RowLoops &row,
-                                             Value width, int64_t staticWidth,
-                                             double epsilon, bool layerNorm,
-                                             function_ref<Value(Value)> load) {
-  Value invWidth = l.f32(1.0 / double(staticWidth));
-  Value mean = l.f32(0.0);
-  if (layerNorm)
-    mean = mulf(l, row.sum(width, load), invWidth);
-  Value sq = row.sum(width, [&](Value i) {
-    Value d = subf(l, load(i), mean);
-    return mulf(l, d, d);
-  });
-  Value rstd = math::RsqrtOp::create(
-      l.b, l.loc,
-      arith::AddFOp::create(l.b, l.loc, mulf(l, sq, invWidth), l.f32(epsilon)));
-  return {mean, rstd};
 }
 
 LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
@@ -85,7 +64,6 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
   double alpha = op.getAlpha().convertToDouble();
   bool layerNorm = op.getKind() == NormKind::layernorm;
   Value w = l.index(width);
-  Value invWidth = l.f32(1.0 / double(width));
 
   RowLoops::forEachRow(l, rowCount(l, out), [&](RowLoops &row, Value r) {
     Value base = l.mul(r, w);
@@ -99,15 +77,9 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
       l.store(v, s, idx);
       return v;
     });
-    Value mean = layerNorm ? mulf(l, total, invWidth) : l.f32(0.0);
-    Value sq = row.sum(w, [&](Value i) {
-      Value d = subf(l, l.load(s, l.add(base, i)), mean);
-      return mulf(l, d, d);
-    });
-    Value rstd = math::RsqrtOp::create(
-        b, loc,
-        arith::AddFOp::create(b, loc, mulf(l, sq, invWidth),
-                              l.f32(op.getEpsilon().convertToDouble())));
+    auto [mean, rstd] = row.normStatistics(
+        width, op.getEpsilon().convertToDouble(), layerNorm,
+        [&](Value i) { return l.load(s, l.add(base, i)); }, total);
     row.forEachColumn(w, [&](Value i) {
       Value idx = l.add(base, i);
       Value y = mulf(l, subf(l, l.load(s, idx), mean), rstd);
@@ -173,7 +145,7 @@ LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
       Value base = l.mul(row, w);
       auto xAt = [&](Value i) { return l.load(x.flat, l.add(base, i)); };
       auto [mean, rstd] =
-          rowStatistics(l, rowLoops, w, width, epsilon, layerNorm, xAt);
+          rowLoops.normStatistics(width, epsilon, layerNorm, xAt);
       auto xhatAt = [&](Value i) {
         return mulf(l, subf(l, xAt(i), mean), rstd);
       };

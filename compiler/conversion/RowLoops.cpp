@@ -4,6 +4,7 @@
 #include "conversion/LoweringPatterns.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 #include <limits>
 
@@ -113,6 +114,27 @@ void RowLoops::onFirstThread(function_ref<void()> fn) {
 /// A butterfly over each warp (every lane ends with its warp's result), the
 /// warps' results through shared memory, then every thread combines them in
 /// warp order. The second barrier lets the next reduction reuse the scratch.
+RowLoops::NormStatistics
+RowLoops::normStatistics(int64_t width, double eps, bool subtractMean,
+                         function_ref<Value(Value)> load, Value sum) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value w = l.index(width);
+  Value invWidth = l.f32(1.0 / double(width));
+  Value mean = l.f32(0.0);
+  if (subtractMean)
+    mean =
+        arith::MulFOp::create(b, loc, sum ? sum : this->sum(w, load), invWidth);
+  Value sq = this->sum(w, [&](Value i) -> Value {
+    Value d = arith::SubFOp::create(b, loc, load(i), mean);
+    return arith::MulFOp::create(b, loc, d, d);
+  });
+  Value var = arith::MulFOp::create(b, loc, sq, invWidth);
+  Value rstd = math::RsqrtOp::create(
+      b, loc, arith::AddFOp::create(b, loc, var, l.f32(eps)));
+  return {mean, rstd};
+}
+
 SmallVector<Value> RowLoops::reduceAcrossBlock(Combine kind,
                                                ValueRange partials) {
   OpBuilder &b = l.b;

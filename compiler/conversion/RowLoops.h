@@ -40,6 +40,18 @@ public:
   /// Runs `fn` once per row (on the first thread of the block).
   void onFirstThread(function_ref<void()> fn);
 
+  /// A norm's statistics of the row x = `load(i)`, i < `width`: the mean
+  /// (0 without `subtractMean`: RMSNorm) and 1 / sqrt(mean((x - mean)^2) +
+  /// eps). `sum`, when given, is the row's sum already (a fused add's).
+  /// Forward and backward call this, so a gradient's recomputed statistics
+  /// are the forward's bit for bit.
+  struct NormStatistics {
+    Value mean, rstd;
+  };
+  NormStatistics normStatistics(int64_t width, double eps, bool subtractMean,
+                                function_ref<Value(Value)> load,
+                                Value sum = Value());
+
 private:
   RowLoops(Lowering &l, Value thread, Value scratch)
       : l(l), thread(thread), scratch(scratch) {}
