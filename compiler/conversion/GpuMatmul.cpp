@@ -160,6 +160,9 @@ private:
   /// the lane's warp (and slot) on `acc`, vectors of 4 floats (PTX's d0..d3).
   SmallVector<Value> emitMmaSlice(ValueRange shared, const MmaLane &lane,
                                   ValueRange acc);
+  /// The epilogue of the mma accumulators (emitMmaSlice's layout).
+  void emitMmaEpilogue(ArrayRef<SlotView> slots, Value bt, Value row0,
+                       const MmaLane &lane, ArrayRef<Value> acc);
   /// + bias, then store, activate or gate the pieces that exist: piece(i)
   /// for i < numPieces, each `width` columns at one of `columns` (whose
   /// biases are loaded first).
@@ -454,6 +457,35 @@ SmallVector<Value> GpuMatmulEmitter::emitMmaSlice(ValueRange shared,
   return out;
 }
 
+void GpuMatmulEmitter::emitMmaEpilogue(ArrayRef<SlotView> slots, Value bt,
+                                       Value row0, const MmaLane &lane,
+                                       ArrayRef<Value> acc) {
+  // Accumulator (i, j) of a slot holds rows g and g + 8 of columns 2t,
+  // 2t + 1 of the warp's m16 tile i and n8 tile j.
+  unsigned numSlots = slots.size();
+  SmallVector<Value> columns;
+  for (int64_t j = 0; j < kMmaTilesN; ++j)
+    columns.push_back(l.add(
+        lane.warpCol, l.add(l.mul(lane.t, l.index(2)), l.index(j * kMmaN))));
+  Type pair = VectorType::get({2}, b.getF32Type());
+  int64_t perTile = 2 * kMmaTilesN; // Pieces per m16 tile.
+  emitEpilogue(slots, bt, columns, 2, mmaTilesM() * perTile, [&](int64_t i) {
+    // Piece i: row g (d0, d1) or g + 8 (d2, d3) of n8 tile j.
+    int64_t tileM = i / perTile, j = i % perTile / 2, upper = i % 2;
+    Value row =
+        l.add(row0, l.add(lane.warpRow,
+                          l.add(lane.g, l.index(tileM * kMmaM + upper * 8))));
+    Piece piece{row, unsigned(j), {}};
+    for (unsigned v = 0; v < numSlots; ++v) {
+      Value d = acc[(tileM * kMmaTilesN + j) * numSlots + v];
+      piece.values.push_back(vector::FromElementsOp::create(
+          b, loc, pair,
+          ValueRange{extract(d, 2 * upper), extract(d, 2 * upper + 1)}));
+    }
+    return piece;
+  });
+}
+
 void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
                                   ValueRange shared) {
   Value tid = ids.thread;
@@ -696,32 +728,8 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
       });
   acc.assign(results.begin(), results.begin() + numAcc);
 
-  if (mma()) {
-    // Accumulator (i, j) of a slot holds rows g and g + 8 of columns 2t,
-    // 2t + 1 of the warp's m16 tile i and n8 tile j.
-    SmallVector<Value> columns;
-    for (int64_t j = 0; j < kMmaTilesN; ++j)
-      columns.push_back(l.add(
-          lane.warpCol, l.add(l.mul(lane.t, l.index(2)), l.index(j * kMmaN))));
-    Type pair = VectorType::get({2}, b.getF32Type());
-    int64_t perTile = 2 * kMmaTilesN; // Pieces per m16 tile.
-    emitEpilogue(slots, bt, columns, 2, mmaTilesM() * perTile, [&](int64_t i) {
-      // Piece i: row g (d0, d1) or g + 8 (d2, d3) of n8 tile j.
-      int64_t tileM = i / perTile, j = i % perTile / 2, upper = i % 2;
-      Value row =
-          l.add(row0, l.add(lane.warpRow,
-                            l.add(lane.g, l.index(tileM * kMmaM + upper * 8))));
-      Piece piece{row, unsigned(j), {}};
-      for (unsigned v = 0; v < numSlots; ++v) {
-        Value d = acc[(tileM * kMmaTilesN + j) * numSlots + v];
-        piece.values.push_back(vector::FromElementsOp::create(
-            b, loc, pair,
-            ValueRange{extract(d, 2 * upper), extract(d, 2 * upper + 1)}));
-      }
-      return piece;
-    });
-    return;
-  }
+  if (mma())
+    return emitMmaEpilogue(slots, bt, row0, lane, acc);
   emitEpilogue(
       slots, bt, {l.mul(tx, l.index(kVec))}, kVec, kRows, [&](int64_t r) {
         Value row = l.add(row0, l.add(l.mul(ty, l.index(kRows)), l.index(r)));
