@@ -30,6 +30,18 @@
 // one thread per column walks k in order before the matmul, which then
 // reads the product as its B. Every sum has a fixed order: no atomics.
 //
+// bf16 operands (FusedMatmulProblem::bf16Operands) run on tensor cores with
+// the same staging, loop and epilogue: each staged group is rounded to bf16
+// (to nearest even) on its way to shared memory, where both tiles are
+// (row, k) arrays of 32-bit words (two bf16 of consecutive k) padded to 12
+// words a row. Each of the 8 warps computes 32 rows x 32 columns of the
+// block (a gated pair: 16 rows of each part) as 2 x 4 mma.sync m16n8k16
+// bf16 -> f32 tiles per slice, every fragment register one 32-bit load of
+// shared memory without bank conflicts. The epilogue takes the
+// accumulators as pieces of 2 columns of one row (mma's layout) where the
+// SIMT kernel gives 4. (NVGPU's mma.sync lowering has no bf16 operands in
+// LLVM 22, so the kernel builds NVVM's.)
+//
 //===----------------------------------------------------------------------===//
 
 #include "conversion/FusedMatmul.h"
@@ -37,6 +49,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -56,6 +69,17 @@ constexpr int64_t kSlotsK = kBK / kVec + 1;
 constexpr int64_t tileSlots(int64_t width) {
   return std::max(width * kSlotsK, kBK * (width / kVec + 1));
 }
+
+/// bf16 operands: mma.sync m16n8k16 (one per BK slice and m16 x n8 tile),
+/// 8 warps, 4 along the block's rows and 2 along its 64 columns.
+constexpr int64_t kWarpSize = 32, kMmaM = 16, kMmaN = 8;
+constexpr int64_t kWarpsM = 4, kWarpsN = kThreads / kWarpSize / kWarpsM;
+constexpr int64_t kMmaTilesN = kBN / kWarpsN / kMmaN;
+static_assert(kBK == 16, "one m16n8k16 step per slice");
+/// 32-bit words (two bf16 of consecutive k) per row of a bf16 tile in
+/// shared memory, (row, k) for A and B alike: BK / 2 and 4 of padding, so
+/// that a fragment load (rows g, words t of 8 x 4 lanes) hits 32 banks.
+constexpr int64_t kWordsK = kBK / 2 + 4;
 
 Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
                    Value col) {
@@ -93,6 +117,21 @@ struct SlotView {
   Picked bias;
 };
 
+/// What the epilogue stores of one thread's result: `width` consecutive
+/// columns (the epilogue's `columns[column]` on, within each slot) of one row
+/// of the block, a vector per slot.
+struct Piece {
+  Value row;
+  unsigned column;
+  SmallVector<Value> values;
+};
+
+/// A lane's place in the mma.sync fragments (PTX ISA: groupID g = lane / 4,
+/// threadID_in_group t = lane % 4) and its warp's rows and columns.
+struct MmaLane {
+  Value g, t, warpRow, warpCol;
+};
+
 class GpuMatmulEmitter {
 public:
   GpuMatmulEmitter(Lowering &l, const FusedMatmulProblem &p)
@@ -107,9 +146,29 @@ private:
   /// Rows of a thread's tile: a gated pair holds two tiles.
   int64_t rows() const { return paired() ? 4 : 8; }
   int64_t blockRows() const { return kThreadsY * rows(); }
+  /// bf16 operands: tensor cores (mma.sync) on bf16 tiles in shared memory.
+  bool mma() const { return p.bf16Operands; }
+  /// m16 tiles of a warp (per slot: a gated pair's warps cover 16 rows).
+  int64_t mmaTilesM() const { return blockRows() / kWarpsM / kMmaM; }
   /// B * act'(X) and B's column sums, before the matmul.
   void emitPreprocessing();
   void emitKernel(const Lowering::GpuIds &ids, ValueRange shared);
+  /// Rounds a staged group to bf16 and stores it as two words of `tile`:
+  /// rows row and row + 1 of (k, k + 1).
+  void storeBf16Group(Value staged, Value tile, Value row, Value k);
+  /// One BK slice of the bf16 tiles: the mma.sync of each m16 x n8 tile of
+  /// the lane's warp (and slot) on `acc`, vectors of 4 floats (PTX's d0..d3).
+  SmallVector<Value> emitMmaSlice(ValueRange shared, const MmaLane &lane,
+                                  ValueRange acc);
+  /// The epilogue of the mma accumulators (emitMmaSlice's layout).
+  void emitMmaEpilogue(ArrayRef<SlotView> slots, Value bt, Value row0,
+                       const MmaLane &lane, ArrayRef<Value> acc);
+  /// + bias, then store, activate or gate the pieces that exist: piece(i)
+  /// for i < numPieces, each `width` columns at one of `columns` (whose
+  /// biases are loaded first).
+  void emitEpilogue(ArrayRef<SlotView> slots, Value bt, ArrayRef<Value> columns,
+                    int64_t width, int64_t numPieces,
+                    function_ref<Piece(int64_t)> piece);
   /// The slots of a block in column tile `tile`.
   SmallVector<SlotView> slotViews(Value tile);
   Picked pick(Value part, ArrayRef<Value> perPart);
@@ -123,6 +182,9 @@ private:
   Value zeroVector() {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
+  }
+  Value extract(Value vector, int64_t i) {
+    return vector::ExtractOp::create(b, loc, vector, i);
   }
   Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, pred, x, y);
@@ -272,7 +334,8 @@ Value GpuMatmulEmitter::loadMasked(const MatrixRef &ref, Value bt, Value row,
 
 void GpuMatmulEmitter::storeRow(Value value, const PickedRef &out, Value bt,
                                 Value row, Value col, Value n) {
-  for (int64_t j = 0; j < kVec; ++j) {
+  int64_t width = cast<VectorType>(value.getType()).getNumElements();
+  for (int64_t j = 0; j < width; ++j) {
     Value c = l.add(col, l.index(j));
     Value ok = andI(out.present, cmp(arith::CmpIPredicate::slt, c, n));
     scf::IfOp::create(b, loc, ok, [&](OpBuilder &nested, Location) {
@@ -324,6 +387,105 @@ void GpuMatmulEmitter::emitPreprocessing() {
   }
 }
 
+void GpuMatmulEmitter::storeBf16Group(Value staged, Value tile, Value row,
+                                      Value k) {
+  // truncf rounds to nearest even (cvt.rn.bf16x2.f32; the emulator expands
+  // it in integer arithmetic) and puts the lower k in the low half of each
+  // word, as mma.sync reads it.
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type();
+  Value rounded =
+      arith::TruncFOp::create(b, loc, VectorType::get({kVec}, bf16), staged);
+  Value words =
+      vector::BitCastOp::create(b, loc, VectorType::get({2}, i32), rounded);
+  Value at = l.add(l.mul(row, l.index(kWordsK)),
+                   arith::DivUIOp::create(b, loc, k, l.index(2)));
+  for (int64_t w = 0; w < 2; ++w)
+    memref::StoreOp::create(b, loc, extract(words, w), tile,
+                            ValueRange{l.add(at, l.index(w * kWordsK))});
+}
+
+SmallVector<Value> GpuMatmulEmitter::emitMmaSlice(ValueRange shared,
+                                                  const MmaLane &lane,
+                                                  ValueRange acc) {
+  // Every fragment register is one 32-bit load: bf16 pairs of consecutive k
+  // are words of the (row, k) tiles, for B's columns as for A's rows.
+  auto word = [&](Value tile, Value row, int64_t rowOffset, int64_t kWord) {
+    Value index = l.add(l.mul(l.add(row, l.index(rowOffset)), l.index(kWordsK)),
+                        l.add(lane.t, l.index(kWord)));
+    return memref::LoadOp::create(b, loc, tile, ValueRange{index}).getResult();
+  };
+  unsigned slotCount = numSlots();
+  // A (16 x 16, row-major): rows g and g + 8 of k 2t .. 2t + 1, then of
+  // k 2t + 8 .. 2t + 9.
+  SmallVector<SmallVector<Value>> aFrag;
+  for (int64_t i = 0; i < mmaTilesM(); ++i) {
+    Value row = l.add(lane.warpRow, l.add(lane.g, l.index(i * kMmaM)));
+    aFrag.push_back({word(shared[0], row, 0, 0), word(shared[0], row, 8, 0),
+                     word(shared[0], row, 0, 4), word(shared[0], row, 8, 4)});
+  }
+  // B (16 x 8, column-major): column g of k 2t .. 2t + 1 and 2t + 8 .. 2t + 9.
+  SmallVector<SmallVector<Value>> bFrag;
+  for (int64_t j = 0; j < kMmaTilesN; ++j) {
+    Value col = l.add(lane.warpCol, l.add(lane.g, l.index(j * kMmaN)));
+    for (unsigned v = 0; v < slotCount; ++v)
+      bFrag.push_back(
+          {word(shared[1 + v], col, 0, 0), word(shared[1 + v], col, 0, 4)});
+  }
+  Type f32 = b.getF32Type();
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < mmaTilesM(); ++i)
+    for (int64_t j = 0; j < kMmaTilesN; ++j)
+      for (unsigned v = 0; v < slotCount; ++v) {
+        Value c = acc[out.size()];
+        SmallVector<Value> cIn;
+        for (int64_t e = 0; e < 4; ++e)
+          cIn.push_back(extract(c, e));
+        auto d = NVVM::MmaOp::create(
+            b, loc, resultType, aFrag[i], bFrag[j * slotCount + v], cIn,
+            {kMmaM, kMmaN, kBK}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                          NVVM::MMATypes::bf16},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        SmallVector<Value> dOut;
+        for (int64_t e = 0; e < 4; ++e)
+          dOut.push_back(LLVM::ExtractValueOp::create(b, loc, d, e));
+        out.push_back(vector::FromElementsOp::create(b, loc, vecType, dOut));
+      }
+  return out;
+}
+
+void GpuMatmulEmitter::emitMmaEpilogue(ArrayRef<SlotView> slots, Value bt,
+                                       Value row0, const MmaLane &lane,
+                                       ArrayRef<Value> acc) {
+  // Accumulator (i, j) of a slot holds rows g and g + 8 of columns 2t,
+  // 2t + 1 of the warp's m16 tile i and n8 tile j.
+  unsigned numSlots = slots.size();
+  SmallVector<Value> columns;
+  for (int64_t j = 0; j < kMmaTilesN; ++j)
+    columns.push_back(l.add(
+        lane.warpCol, l.add(l.mul(lane.t, l.index(2)), l.index(j * kMmaN))));
+  Type pair = VectorType::get({2}, b.getF32Type());
+  int64_t perTile = 2 * kMmaTilesN; // Pieces per m16 tile.
+  emitEpilogue(slots, bt, columns, 2, mmaTilesM() * perTile, [&](int64_t i) {
+    // Piece i: row g (d0, d1) or g + 8 (d2, d3) of n8 tile j.
+    int64_t tileM = i / perTile, j = i % perTile / 2, upper = i % 2;
+    Value row =
+        l.add(row0, l.add(lane.warpRow,
+                          l.add(lane.g, l.index(tileM * kMmaM + upper * 8))));
+    Piece piece{row, unsigned(j), {}};
+    for (unsigned v = 0; v < numSlots; ++v) {
+      Value d = acc[(tileM * kMmaTilesN + j) * numSlots + v];
+      piece.values.push_back(vector::FromElementsOp::create(
+          b, loc, pair,
+          ValueRange{extract(d, 2 * upper), extract(d, 2 * upper + 1)}));
+    }
+    return piece;
+  });
+}
+
 void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
                                   ValueRange shared) {
   Value tid = ids.thread;
@@ -341,6 +503,12 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
   // of one k, so consecutive threads read consecutive addresses either way.
   // Shared memory keeps each group as one float4: row-major (row, k) tiles
   // for kFast operands, k-major (k, row) ones otherwise.
+  //
+  // The bf16 tiles are (row, k) either way, k pairs in 32-bit words, and a
+  // group is two rows of two k (consecutive threads along k pairs when
+  // kFast, else along row pairs): two words kWordsK apart, never adjacent,
+  // so LLVM does not merge their stores into one 8-byte store, which the
+  // 4-byte alignment of an i32 array in shared memory would not allow.
   struct Group {
     Value row, k; // Within the tile.
   };
@@ -348,6 +516,15 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
     SmallVector<Group> out;
     for (int64_t q = 0; q < width * kBK / kVec / kThreads; ++q) {
       Value g = l.add(tid, l.index(q * kThreads));
+      if (mma()) {
+        int64_t along = kFast ? kBK / 2 : width / 2;
+        Value fast = l.mul(arith::RemUIOp::create(b, loc, g, l.index(along)),
+                           l.index(2));
+        Value slow = l.mul(arith::DivUIOp::create(b, loc, g, l.index(along)),
+                           l.index(2));
+        out.push_back(kFast ? Group{slow, fast} : Group{fast, slow});
+        continue;
+      }
       int64_t along = kFast ? kBK / kVec : width / kVec;
       Value fast = arith::RemUIOp::create(b, loc, g, l.index(along));
       Value slow = arith::DivUIOp::create(b, loc, g, l.index(along));
@@ -358,14 +535,21 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
     }
     return out;
   };
-  // The elements of `group` of `ref` (a matrix over (row, k)).
+  // The elements of `group` of `ref` (a matrix over (row, k)); bf16 groups
+  // in word order: (row, k), (row, k + 1), (row + 1, k), (row + 1, k + 1).
   auto loadGroup = [&](const MatrixRef &ref, const Group &g, bool kFast,
                        Value firstRow, Value rowCount, Value k0, Value k) {
     SmallVector<Value> e;
     for (int64_t i = 0; i < kVec; ++i) {
-      Value di = l.index(i);
-      Value row = l.add(firstRow, kFast ? g.row : l.add(g.row, di));
-      Value kk = l.add(k0, kFast ? l.add(g.k, di) : g.k);
+      Value row, kk;
+      if (mma()) {
+        row = l.add(firstRow, l.add(g.row, l.index(i / 2)));
+        kk = l.add(k0, l.add(g.k, l.index(i % 2)));
+      } else {
+        Value di = l.index(i);
+        row = l.add(firstRow, kFast ? g.row : l.add(g.row, di));
+        kk = l.add(k0, kFast ? l.add(g.k, di) : g.k);
+      }
       e.push_back(loadMasked(ref, bt, row, rowCount, kk, k));
     }
     return vector::FromElementsOp::create(b, loc, vecType, e).getResult();
@@ -423,6 +607,36 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
   SmallVector<SmallVector<Group>> bGroups;
   for (unsigned v = 0; v < numSlots; ++v)
     bGroups.push_back(groups(kBN, bKFast[v]));
+  // The SIMT kernel's FMAs on one BK slice of the float4 tiles.
+  auto simtSlice = [&](ValueRange accIn) {
+    SmallVector<Value> accOut(accIn.begin(), accIn.end());
+    Value aRow = l.mul(ty, l.index(kRows));
+    Value bCol = l.mul(tx, l.index(kVec));
+    for (int64_t kq = 0; kq < kBK / kVec; ++kq) {
+      auto aFrag = fragment(shared[0], kBM, aKFast, aRow, kq, kRows);
+      SmallVector<SmallVector<SmallVector<Value>>> bFrag;
+      for (unsigned v = 0; v < numSlots; ++v)
+        bFrag.push_back(
+            fragment(shared[1 + v], kBN, bKFast[v], bCol, kq, kVec));
+      for (int64_t j = 0; j < kVec; ++j) {
+        SmallVector<Value> bVec;
+        for (unsigned v = 0; v < numSlots; ++v) {
+          SmallVector<Value> cols;
+          for (int64_t c = 0; c < kVec; ++c)
+            cols.push_back(bFrag[v][c][j]);
+          bVec.push_back(vector::FromElementsOp::create(b, loc, vecType, cols));
+        }
+        for (int64_t r = 0; r < kRows; ++r) {
+          Value splat =
+              vector::BroadcastOp::create(b, loc, vecType, aFrag[r][j]);
+          for (unsigned v = 0; v < numSlots; ++v)
+            accOut[r * numSlots + v] = vector::FMAOp::create(
+                b, loc, splat, bVec[v], accOut[r * numSlots + v]);
+        }
+      }
+    }
+    return accOut;
+  };
   // The global loads of k tile `tile` (A's groups, then each part's B
   // groups); past the last tile every element is masked off.
   auto loadTile = [&](Value tile) {
@@ -468,6 +682,27 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
                                    slots[v].n, k0, kSeg));
     return staged;
   };
+  // Where the staged groups go in shared memory.
+  auto storeGroup = [&](Value staged, Value tile, int64_t width, bool kFast,
+                        const Group &g) {
+    if (mma())
+      return storeBf16Group(staged, tile, g.row, g.k);
+    memref::StoreOp::create(b, loc, staged, tile,
+                            ValueRange{slot(width, kFast, g.row, g.k)});
+  };
+  // The mma.sync lanes: warp w covers rows 32 (w % 4) (16 for a gated
+  // pair) and columns 32 (w / 4) of the block, for each slot.
+  MmaLane lane;
+  if (mma()) {
+    Value laneId = arith::RemUIOp::create(b, loc, tid, l.index(kWarpSize));
+    Value warp = arith::DivUIOp::create(b, loc, tid, l.index(kWarpSize));
+    lane.g = arith::DivUIOp::create(b, loc, laneId, l.index(4));
+    lane.t = arith::RemUIOp::create(b, loc, laneId, l.index(4));
+    lane.warpRow = l.mul(arith::RemUIOp::create(b, loc, warp, l.index(kWarpsM)),
+                         l.index(mmaTilesM() * kMmaM));
+    lane.warpCol = l.mul(arith::DivUIOp::create(b, loc, warp, l.index(kWarpsM)),
+                         l.index(kMmaTilesN * kMmaN));
+  }
   size_t numAcc = acc.size();
   SmallVector<Value> init(acc);
   llvm::append_range(init, loadTile(l.index(0)));
@@ -479,75 +714,65 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
         gpu::BarrierOp::create(b, loc); // The last tile is consumed.
         unsigned next = 0;
         for (const Group &g : aGroups)
-          memref::StoreOp::create(b, loc, staged[next++], shared[0],
-                                  ValueRange{slot(kBM, aKFast, g.row, g.k)});
+          storeGroup(staged[next++], shared[0], kBM, aKFast, g);
         for (unsigned v = 0; v < numSlots; ++v)
           for (const Group &g : bGroups[v])
-            memref::StoreOp::create(
-                b, loc, staged[next++], shared[1 + v],
-                ValueRange{slot(kBN, bKFast[v], g.row, g.k)});
+            storeGroup(staged[next++], shared[1 + v], kBN, bKFast[v], g);
         gpu::BarrierOp::create(b, loc);
         // The next tile's loads are in flight while this one computes.
         SmallVector<Value> prefetched = loadTile(l.add(tile, l.index(1)));
-
-        SmallVector<Value> accOut(accIn.begin(), accIn.end());
-        Value aRow = l.mul(ty, l.index(kRows));
-        Value bCol = l.mul(tx, l.index(kVec));
-        for (int64_t kq = 0; kq < kBK / kVec; ++kq) {
-          auto aFrag = fragment(shared[0], kBM, aKFast, aRow, kq, kRows);
-          SmallVector<SmallVector<SmallVector<Value>>> bFrag;
-          for (unsigned v = 0; v < numSlots; ++v)
-            bFrag.push_back(
-                fragment(shared[1 + v], kBN, bKFast[v], bCol, kq, kVec));
-          for (int64_t j = 0; j < kVec; ++j) {
-            SmallVector<Value> bVec;
-            for (unsigned v = 0; v < numSlots; ++v) {
-              SmallVector<Value> cols;
-              for (int64_t c = 0; c < kVec; ++c)
-                cols.push_back(bFrag[v][c][j]);
-              bVec.push_back(
-                  vector::FromElementsOp::create(b, loc, vecType, cols));
-            }
-            for (int64_t r = 0; r < kRows; ++r) {
-              Value splat =
-                  vector::BroadcastOp::create(b, loc, vecType, aFrag[r][j]);
-              for (unsigned v = 0; v < numSlots; ++v)
-                accOut[r * numSlots + v] = vector::FMAOp::create(
-                    b, loc, splat, bVec[v], accOut[r * numSlots + v]);
-            }
-          }
-        }
+        SmallVector<Value> accOut =
+            mma() ? emitMmaSlice(shared, lane, accIn) : simtSlice(accIn);
         llvm::append_range(accOut, prefetched);
         return accOut;
       });
   acc.assign(results.begin(), results.begin() + numAcc);
 
-  // Epilogue: + bias, then store, activate or gate the rows that exist.
-  Value col = l.mul(tx, l.index(kVec));
+  if (mma())
+    return emitMmaEpilogue(slots, bt, row0, lane, acc);
+  emitEpilogue(
+      slots, bt, {l.mul(tx, l.index(kVec))}, kVec, kRows, [&](int64_t r) {
+        Value row = l.add(row0, l.add(l.mul(ty, l.index(kRows)), l.index(r)));
+        Piece piece{row, 0, {}};
+        for (unsigned v = 0; v < numSlots; ++v)
+          piece.values.push_back(acc[r * numSlots + v]);
+        return piece;
+      });
+}
+
+void GpuMatmulEmitter::emitEpilogue(ArrayRef<SlotView> slots, Value bt,
+                                    ArrayRef<Value> columns, int64_t width,
+                                    int64_t numPieces,
+                                    function_ref<Piece(int64_t)> piece) {
+  unsigned numSlots = slots.size();
+  VectorType type = VectorType::get({width}, b.getF32Type());
+  // biases[column * numSlots + slot], null without a bias.
   SmallVector<Value> biases;
-  for (const SlotView &slot : slots) {
-    Value bias;
-    if (slot.bias) {
-      SmallVector<Value> e;
-      for (int64_t j = 0; j < kVec; ++j) {
-        Value c = l.add(l.add(slot.col0, col), l.index(j));
-        Value inside =
-            andI(slot.bias.present, cmp(arith::CmpIPredicate::slt, c, slot.n));
-        Value v =
-            l.load(slot.bias.value, l.minIdx(c, l.sub(slot.n, l.index(1))));
-        e.push_back(arith::SelectOp::create(b, loc, inside, v, l.f32(0.0)));
+  for (Value col : columns)
+    for (const SlotView &slot : slots) {
+      Value bias;
+      if (slot.bias) {
+        SmallVector<Value> e;
+        for (int64_t j = 0; j < width; ++j) {
+          Value c = l.add(l.add(slot.col0, col), l.index(j));
+          Value inside = andI(slot.bias.present,
+                              cmp(arith::CmpIPredicate::slt, c, slot.n));
+          Value v =
+              l.load(slot.bias.value, l.minIdx(c, l.sub(slot.n, l.index(1))));
+          e.push_back(arith::SelectOp::create(b, loc, inside, v, l.f32(0.0)));
+        }
+        bias = vector::FromElementsOp::create(b, loc, type, e);
       }
-      bias = vector::FromElementsOp::create(b, loc, vecType, e);
+      biases.push_back(bias);
     }
-    biases.push_back(bias);
-  }
-  for (int64_t r = 0; r < kRows; ++r) {
-    Value row = l.add(row0, l.add(l.mul(ty, l.index(kRows)), l.index(r)));
+  for (int64_t i = 0; i < numPieces; ++i) {
+    Piece at = piece(i);
+    Value col = columns[at.column];
     SmallVector<Value> tile;
     for (unsigned v = 0; v < numSlots; ++v) {
-      Value value = acc[r * numSlots + v];
-      if (biases[v])
-        value = arith::AddFOp::create(b, loc, value, biases[v]);
+      Value value = at.values[v];
+      if (Value bias = biases[at.column * numSlots + v])
+        value = arith::AddFOp::create(b, loc, value, bias);
       tile.push_back(value);
     }
     struct RowStore {
@@ -573,14 +798,14 @@ void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
       stores.push_back(
           {arith::MulFOp::create(b, loc, gate, tile[1]), &gated, 0});
     }
-    Value exists = cmp(arith::CmpIPredicate::slt, row, p.m);
+    Value exists = cmp(arith::CmpIPredicate::slt, at.row, p.m);
     scf::IfOp::create(b, loc, exists, [&](OpBuilder &nested, Location) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(nested.getInsertionBlock(),
                           nested.getInsertionPoint());
       for (const RowStore &store : stores) {
         const SlotView &slot = slots[store.slot];
-        storeRow(store.value, *store.out, bt, row, l.add(slot.col0, col),
+        storeRow(store.value, *store.out, bt, at.row, l.add(slot.col0, col),
                  slot.n);
       }
       scf::YieldOp::create(b, loc);
@@ -604,10 +829,16 @@ void GpuMatmulEmitter::emit() {
       firstKTile.push_back(l.add(firstKTile.back(), l.divUp(segment.k, kBK)));
   });
   emitPreprocessing();
-  SmallVector<MemRefType> shared{
-      l.sharedArray(vecType, tileSlots(blockRows()))};
+  // float4 slots, or for bf16 operands words of two bf16 (row, k) (the
+  // preprocessing above still reads B unrounded).
+  auto tileType = [&](int64_t width) {
+    if (mma())
+      return l.sharedArray(b.getI32Type(), width * kWordsK);
+    return l.sharedArray(vecType, tileSlots(width));
+  };
+  SmallVector<MemRefType> shared{tileType(blockRows())};
   for (unsigned v = 0; v < numSlots(); ++v)
-    shared.push_back(l.sharedArray(vecType, tileSlots(kBN)));
+    shared.push_back(tileType(kBN));
   Value grid[3] = {firstTile.back(), l.divUp(p.m, blockRows()), p.batch};
   l.gpuLaunch(grid, kThreads, shared,
               [&](const Lowering::GpuIds &ids, ValueRange sharedArrays) {

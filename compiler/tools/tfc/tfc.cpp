@@ -163,14 +163,22 @@ std::string findCudaToolkit(StringRef ptxas) {
 }
 
 /// The CUDA pipeline's options from the command line; std::nullopt and
-/// `error` for a malformed --cuda-arch or a --ptxas that does not exist.
+/// `error` for a malformed --cuda-arch, one without what `spec` needs, or a
+/// --ptxas that does not exist.
 std::optional<mlir::tfc::CudaPipelineOptions>
-cudaPipelineOptions(std::string &error) {
+cudaPipelineOptions(const tfc::spec::Spec &spec, std::string &error) {
   StringRef arch = cudaArch;
   unsigned number = 0;
   if (!arch.consume_front("sm_") || arch.consumeInteger(10, number) ||
       number < 50 || number > 999 || !(arch.empty() || arch == "a")) {
     error = "--cuda-arch '" + cudaArch + "' is not sm_NN (e.g. sm_90)";
+    return std::nullopt;
+  }
+  // bf16 linear layers run on mma.sync bf16, which PTX has from sm_80 on
+  // (NVPTX would fail to select it, fatally).
+  if (spec.model.dtype == tfc::spec::DType::BF16 && number < 80) {
+    error = "model.dtype = \"bf16\" needs --cuda-arch sm_80 or newer, not '" +
+            cudaArch + "'";
     return std::nullopt;
   }
   mlir::tfc::CudaPipelineOptions options;
@@ -338,7 +346,7 @@ int main(int argc, char **argv) {
   std::optional<mlir::tfc::CudaPipelineOptions> cudaOptions;
   if (cuda) {
     std::string error;
-    cudaOptions = cudaPipelineOptions(error);
+    cudaOptions = cudaPipelineOptions(*spec, error);
     if (!cudaOptions)
       return fail(error);
   }

@@ -2,7 +2,8 @@
  * on the same parameters and inputs: forward output, then backward from the
  * same d_y (d_params and d_x). Prints the largest difference relative to the
  * largest magnitude of each array and FAIL above the bound (argv[1]), for
- * argv[2] sequences (2) of argv[3] tokens (7). */
+ * argv[2] sequences (2) of argv[3] tokens (7); argv[4] bounds the relative
+ * RMS difference too (cuda_compare.h: rms_bound). */
 #include "cpu.h"
 #include "cuda_compare.h"
 #include "gpu.h"
@@ -13,6 +14,7 @@ int main(int argc, char **argv) {
   double bound = argc > 1 ? atof(argv[1]) : 1e-4;
   const int64_t batch = argc > 2 ? atoll(argv[2]) : 2;
   const int64_t seq = argc > 3 ? atoll(argv[3]) : 7;
+  rms_bound = argc > 4 ? atof(argv[4]) : 0;
   size_t np = (size_t)cpu_param_count();
   size_t nx = (size_t)(batch * seq * CPU_D_MODEL);
   float *params = malloc(np * sizeof(float));

@@ -3,7 +3,8 @@
  * backward (which starts from the loss), on the same parameters, tokens and
  * targets (one target ignored, < 0). Also a token id outside the vocabulary
  * must give TFC_ERR_BAD_ARGUMENT on both, naming the same token. Prints the
- * largest differences relative to the largest magnitude, FAIL above argv[1]. */
+ * largest differences relative to the largest magnitude, FAIL above argv[1]
+ * (and above argv[2] in relative RMS: cuda_compare.h). */
 #include "cpu.h"
 #include "cuda_compare.h"
 #include "gpu.h"
@@ -12,6 +13,7 @@
 
 int main(int argc, char **argv) {
   double bound = argc > 1 ? atof(argv[1]) : 1e-4;
+  rms_bound = argc > 2 ? atof(argv[2]) : 0;
   const int64_t batch = 2, seq = 7;
   size_t np = (size_t)cpu_param_count(), nt = (size_t)(batch * seq);
   size_t nl = nt * CPU_VOCAB;
