@@ -23,6 +23,14 @@ namespace {
 /// f32 lanes per vector op in kernels: NVPTX loads and stores up to 4 floats
 /// at once, and a wider register tile only spills.
 constexpr int64_t kGpuVectorWidth = 4;
+
+/// Whether `arch` (sm_NN) has mma.sync with bf16 operands: sm_80 on. NVPTX
+/// aborts on the intrinsic below that, so tfc-lower-to-loops says so first.
+bool hasBf16TensorCores(StringRef arch) {
+  unsigned number = 0;
+  return arch.consume_front("sm_") && !arch.consumeInteger(10, number) &&
+         number >= 80;
+}
 } // namespace
 
 void tfc::buildCudaPipeline(OpPassManager &pm,
@@ -30,6 +38,7 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = kGpuVectorWidth;
   lowerOptions.hostMemory = false;
+  lowerOptions.bf16TensorCores = hasBf16TensorCores(options.arch);
   pm.addPass(createTfcLowerToLoops(lowerOptions));
   pm.addPass(createTfcParallelLoopsToGpu());
   pm.addPass(createGpuKernelOutliningPass());

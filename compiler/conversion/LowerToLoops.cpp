@@ -1009,7 +1009,7 @@ LogicalResult ModelLowering::lowerLoop(Lowering &l, scf::ForOp loop) {
 }
 
 /// The attributes the lowering reads, with the types it reads them as.
-LogicalResult verifyModelAttributes(func::FuncOp model) {
+LogicalResult verifyModelAttributes(func::FuncOp model, bool bf16Allowed) {
   if (!model->getAttrOfType<StringAttr>("tfc.model"))
     return model.emitOpError("tfc.model must be a string (the model's name)");
   for (StringRef name : {"tfc.max_batch", "tfc.max_seq", "tfc.param_count"})
@@ -1027,6 +1027,10 @@ LogicalResult verifyModelAttributes(func::FuncOp model) {
       return model.emitOpError(
                  "tfc.linear_dtype must be \"f32\" or \"bf16\", not ")
              << dtype;
+    if (name.getValue() == "bf16" && !bf16Allowed)
+      return model.emitOpError(
+          "tfc.linear_dtype = \"bf16\" needs a GPU with bf16 tensor cores "
+          "(sm_80 or newer)");
   }
   return success();
 }
@@ -1043,7 +1047,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
     if (!models.empty())
       declareRuntimeFunctions(module);
     for (func::FuncOp model : models) {
-      if (failed(verifyModelAttributes(model)))
+      if (failed(verifyModelAttributes(model, hostMemory || bf16TensorCores)))
         return signalPassFailure();
       OpBuilder mb(model);
       func::FuncOp grad;

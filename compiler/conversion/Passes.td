@@ -42,7 +42,11 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
            "f32 lanes of the target's vectors (16 AVX-512, 8 AVX2, 4 SSE)">,
     Option<"hostMemory", "host-memory", "bool", /*default=*/"true",
            "The user's arrays are host memory, so the entry points call the "
-           "runtime's numerical guard on them (false for CUDA)">
+           "runtime's numerical guard on them (false for CUDA)">,
+    Option<"bf16TensorCores", "bf16-tensor-cores", "bool", /*default=*/"true",
+           "With host-memory=false: the GPU has bf16 mma.sync (sm_80 on); "
+           "without it a model with tfc.linear_dtype = \"bf16\" is an "
+           "error">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
