@@ -6,8 +6,10 @@
 #  2. the lit tests that run generated kernels (REQUIRES: cuda-device): every
 #     block feature and an LM against the CPU build, forward and backward,
 #     and the quick conformance matrix against the float64 PyTorch oracle;
+#     dtype = "bf16" specs on the tensor cores against both;
 #  3. scripts/bench-cuda.sh: the GPT-2 block at batch 8, seq 1024 against
-#     PyTorch eager on the same GPU.
+#     PyTorch eager on the same GPU, f32 and bf16 (tensor cores, against
+#     torch.autocast).
 #
 #   scripts/test-cuda.sh [iterations]
 set -uo pipefail
@@ -22,6 +24,7 @@ fi
   "$root/build/test/Driver/run-cuda-errors.test" \
   "$root/build/test/Conversion/cuda-ptx.test" \
   "$root/build/test/Conversion/cuda-ptxas.test" \
+  "$root/build/test/Conversion/cuda-matmul-bf16.test" \
   "$root/build/test/Numerics/conformance-cuda.test" || status=1
 bash "$root/scripts/bench-cuda.sh" "${1:-10}" || status=1
 exit $status
