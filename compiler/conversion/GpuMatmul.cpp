@@ -26,9 +26,11 @@
 // storing the tile before the activation) or GatedPair (act(part 0) *
 // part 1, optionally storing both parts).
 //
-// Column sums of B and the pack-time B * act'(X) are B-side preprocessing:
-// one thread per column walks k in order before the matmul, which then
-// reads the product as its B. Every sum has a fixed order: no atomics.
+// Column sums of B and the pack-time B * act'(X) are B-side preprocessing
+// before the matmul, which then reads the product as its B: a thread per
+// (64 rows of B, column) multiplies and sums its rows into workspace
+// partials, then a thread per column adds its partials in order. Every sum
+// has a fixed order: no atomics.
 //
 // bf16 operands (FusedMatmulProblem::bf16Operands) run on tensor cores with
 // the same staging, loop and epilogue: each staged group is rounded to bf16
@@ -59,6 +61,8 @@ using namespace mlir::tfc;
 namespace {
 
 constexpr int64_t kThreadsX = 16, kThreadsY = 16;
+/// Rows of B per thread of the preprocessing (column sums, B * act'(X)).
+constexpr int64_t kChunkRows = 64;
 constexpr int64_t kThreads = kThreadsX * kThreadsY;
 /// A thread's register tile is rows() rows of one float4 of columns.
 constexpr int64_t kVec = 4;
@@ -138,6 +142,10 @@ public:
       : l(l), b(l.b), loc(l.loc), p(p),
         vecType(VectorType::get({kVec}, b.getF32Type())) {}
 
+  /// B * act'(X) and B's column sums, before the matmul; allocates the
+  /// sums' scratch in SizeOnly mode too. Replaces B by the product.
+  void emitPreprocessing();
+  /// The matmul kernel (after emitPreprocessing).
   void emit();
 
 private:
@@ -150,8 +158,6 @@ private:
   bool mma() const { return p.bf16Operands; }
   /// m16 tiles of a warp (per slot: a gated pair's warps cover 16 rows).
   int64_t mmaTilesM() const { return blockRows() / kWarpsM / kMmaM; }
-  /// B * act'(X) and B's column sums, before the matmul.
-  void emitPreprocessing();
   void emitKernel(const Lowering::GpuIds &ids, ValueRange shared);
   /// Rounds a staged group to bf16 and stores it as two words of `tile`:
   /// rows row and row + 1 of (k, k + 1).
@@ -357,14 +363,28 @@ void GpuMatmulEmitter::emitPreprocessing() {
     assert(p.segments.size() == 1 && "B-side preprocessing of one segment");
     MatrixRef bRef = part.b[0];
     Value k = p.segments[0].k;
-    l.parallelFor(l.mul(p.batch, part.n), [&](Value t) {
-      Value bt = arith::DivUIOp::create(b, loc, t, part.n);
+    // A thread per (chunk of kChunkRows rows of B, column): enough threads
+    // for a few columns over many rows (a bias gradient over batch x seq),
+    // consecutive threads on consecutive columns.
+    Value chunks;
+    l.atAllocationPoint([&] { chunks = l.divUp(k, kChunkRows); });
+    Buffer partial;
+    if (sums)
+      partial = l.allocate(b.getF32Type(), {chunks, part.n});
+    if (l.sizeOnly())
+      continue;
+    l.parallelFor(l.mul(l.mul(p.batch, chunks), part.n), [&](Value t) {
       Value col = arith::RemUIOp::create(b, loc, t, part.n);
+      Value rest = arith::DivUIOp::create(b, loc, t, part.n);
+      Value chunk = arith::RemUIOp::create(b, loc, rest, chunks);
+      Value bt = arith::DivUIOp::create(b, loc, rest, chunks);
+      Value first = l.mul(chunk, l.index(kChunkRows));
+      Value last = l.minIdx(l.add(first, l.index(kChunkRows)), k);
       SmallVector<Value> init;
       if (sums)
         init.push_back(l.f32(0.0));
       SmallVector<Value> total = l.forLoop(
-          l.index(0), k, init,
+          first, last, init,
           [&](Value kk, ValueRange acc) -> SmallVector<Value> {
             Value v = l.load(bRef.flat, elementIndex(l, bRef, bt, kk, col));
             if (p.packActivationGrad) {
@@ -380,8 +400,20 @@ void GpuMatmulEmitter::emitPreprocessing() {
             return {arith::AddFOp::create(b, loc, acc[0], v)};
           });
       if (sums)
-        l.store(total[0], part.columnSums, col);
+        l.store(total[0], partial.flat, l.add(l.mul(chunk, part.n), col));
     });
+    if (sums) {
+      // The chunks' partial sums of each column, in chunk order.
+      l.parallelFor(part.n, [&](Value col) {
+        SmallVector<Value> total = l.forLoop(
+            l.index(0), chunks, {l.f32(0.0)},
+            [&](Value chunk, ValueRange acc) -> SmallVector<Value> {
+              Value v = l.load(partial.flat, l.add(l.mul(chunk, part.n), col));
+              return {arith::AddFOp::create(b, loc, acc[0], v)};
+            });
+        l.store(total[0], part.columnSums, col);
+      });
+    }
     if (p.packActivationGrad)
       part.b[0] = part.actOutput;
   }
@@ -828,7 +860,6 @@ void GpuMatmulEmitter::emit() {
     for (const MatmulSegment &segment : p.segments)
       firstKTile.push_back(l.add(firstKTile.back(), l.divUp(segment.k, kBK)));
   });
-  emitPreprocessing();
   // float4 slots, or for bf16 operands words of two bf16 (row, k) (the
   // preprocessing above still reads B unrounded).
   auto tileType = [&](int64_t width) {
@@ -850,7 +881,9 @@ void GpuMatmulEmitter::emit() {
 
 void mlir::tfc::emitGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
   assert(l.gpu && "the shared-memory matmul is the CUDA target's");
-  if (l.sizeOnly())
-    return; // No scratch: B is read in place.
-  GpuMatmulEmitter(l, p).emit();
+  // B is read in place; the only scratch is the column sums' partials.
+  GpuMatmulEmitter emitter(l, p);
+  emitter.emitPreprocessing();
+  if (!l.sizeOnly())
+    emitter.emit();
 }
