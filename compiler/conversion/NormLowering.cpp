@@ -10,7 +10,6 @@
 #include "conversion/LoweringPatterns.h"
 #include "conversion/RowLoops.h"
 
-
 using namespace mlir;
 using namespace mlir::tfc;
 

@@ -18,7 +18,6 @@
 #include "conversion/LoweringPatterns.h"
 #include "conversion/RowLoops.h"
 
-
 using namespace mlir;
 using namespace mlir::tfc;
 
