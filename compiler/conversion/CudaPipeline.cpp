@@ -23,15 +23,13 @@ namespace {
 /// f32 lanes per vector op in kernels: NVPTX loads and stores up to 4 floats
 /// at once, and a wider register tile only spills.
 constexpr int64_t kGpuVectorWidth = 4;
+} // namespace
 
-/// Whether `arch` (sm_NN) has mma.sync with bf16 operands: sm_80 on. NVPTX
-/// aborts on the intrinsic below that, so tfc-lower-to-loops says so first.
-bool hasBf16TensorCores(StringRef arch) {
+bool tfc::hasBf16TensorCores(StringRef arch) {
   unsigned number = 0;
   return arch.consume_front("sm_") && !arch.consumeInteger(10, number) &&
          number >= 80;
 }
-} // namespace
 
 void tfc::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {

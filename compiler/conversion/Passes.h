@@ -51,6 +51,11 @@ struct CudaPipelineOptions {
   bool emulate = false;
 };
 
+/// Whether the GPU `arch` (sm_NN) has mma.sync with bf16 operands (sm_80
+/// on), which the bf16 linear layers need: NVPTX aborts on the intrinsic
+/// below that, so tfc and tfc-lower-to-loops reject such a build first.
+bool hasBf16TensorCores(llvm::StringRef arch);
+
 /// tfc -> loops -> GPU kernels (PTX, cubin) + host code that launches them
 /// through the tfc runtime -> LLVM dialect, ready for translation.
 void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);

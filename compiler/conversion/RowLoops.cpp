@@ -111,9 +111,6 @@ void RowLoops::onFirstThread(function_ref<void()> fn) {
   fn();
 }
 
-/// A butterfly over each warp (every lane ends with its warp's result), the
-/// warps' results through shared memory, then every thread combines them in
-/// warp order. The second barrier lets the next reduction reuse the scratch.
 RowLoops::NormStatistics
 RowLoops::normStatistics(int64_t width, double eps, bool subtractMean,
                          function_ref<Value(Value)> load, Value sum) {
@@ -135,6 +132,9 @@ RowLoops::normStatistics(int64_t width, double eps, bool subtractMean,
   return {mean, rstd};
 }
 
+/// A butterfly over each warp (every lane ends with its warp's result), the
+/// warps' results through shared memory, then every thread combines them in
+/// warp order. The second barrier lets the next reduction reuse the scratch.
 SmallVector<Value> RowLoops::reduceAcrossBlock(Combine kind,
                                                ValueRange partials) {
   OpBuilder &b = l.b;

@@ -174,9 +174,8 @@ cudaPipelineOptions(const tfc::spec::Spec &spec, std::string &error) {
     error = "--cuda-arch '" + cudaArch + "' is not sm_NN (e.g. sm_90)";
     return std::nullopt;
   }
-  // bf16 linear layers run on mma.sync bf16, which PTX has from sm_80 on
-  // (NVPTX would fail to select it, fatally).
-  if (spec.model.dtype == tfc::spec::DType::BF16 && number < 80) {
+  if (spec.model.dtype == tfc::spec::DType::BF16 &&
+      !mlir::tfc::hasBf16TensorCores(cudaArch)) {
     error = "model.dtype = \"bf16\" needs --cuda-arch sm_80 or newer, not '" +
             cudaArch + "'";
     return std::nullopt;
