@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -41,40 +42,52 @@ static void emitHeadTranspose(Lowering &l, const Buffer &merged,
   });
 }
 
-LogicalResult mlir::tfc::lowerSplitHeads(SplitHeadsOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  auto type = op.getResult().getType();
-  Buffer out = l.allocateResult(op.getResult(),
-                                {in.dims[0], l.allocIndex(type.getDimSize(1)),
-                                 in.dims[1], l.allocIndex(type.getDimSize(3))});
-  if (!l.sizeOnly())
-    emitHeadTranspose(l, in, out, /*toHeads=*/true);
-  return success();
-}
+namespace {
 
-LogicalResult mlir::tfc::lowerMergeHeads(MergeHeadsOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  auto type = op.getResult().getType();
-  Buffer out =
-      l.allocateResult(op.getResult(), {in.dims[0], in.dims[2],
-                                        l.allocIndex(type.getDimSize(2))});
-  if (!l.sizeOnly())
-    emitHeadTranspose(l, out, in, /*toHeads=*/false);
-  return success();
-}
+struct SplitHeadsLowering : TfcOpLowering<SplitHeadsLowering, SplitHeadsOp> {
+  LogicalResult plan(SplitHeadsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    auto type = op.getResult().getType();
+    l.allocateResult(op.getResult(),
+                     {in.dims[0], l.allocIndex(type.getDimSize(1)), in.dims[1],
+                      l.allocIndex(type.getDimSize(3))});
+    return success();
+  }
+  LogicalResult emit(SplitHeadsOp op, Lowering &l) const {
+    emitHeadTranspose(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
+                      /*toHeads=*/true);
+    return success();
+  }
+};
+
+struct MergeHeadsLowering : TfcOpLowering<MergeHeadsLowering, MergeHeadsOp> {
+  LogicalResult plan(MergeHeadsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    auto type = op.getResult().getType();
+    l.allocateResult(op.getResult(), {in.dims[0], in.dims[2],
+                                      l.allocIndex(type.getDimSize(2))});
+    return success();
+  }
+  LogicalResult emit(MergeHeadsOp op, Lowering &l) const {
+    emitHeadTranspose(l, l.lookup(op.getResult()), l.lookup(op.getInput()),
+                      /*toHeads=*/false);
+    return success();
+  }
+};
+
+} // namespace
 
 /// A dense [batch, rows, cols] matrix as a MatrixRef.
 static MatrixRef denseMatrix(Lowering &l, Value flat, Value rows, Value cols) {
   return MatrixRef{flat, l.index(0), l.mul(rows, cols), cols, l.index(1)};
 }
 
-LogicalResult mlir::tfc::lowerAttentionScores(AttentionScoresOp op,
-                                              Lowering &l) {
-  const Buffer &q = l.lookup(op.getQuery());
-  const Buffer &k = l.lookup(op.getKey());
+/// Q K^T per (batch, head): [s, dh] x [dh, t].
+static MatmulProblem scoresProblem(AttentionScoresOp op, Lowering &l) {
+  Buffer q = l.lookup(op.getQuery());
+  Buffer k = l.lookup(op.getKey());
+  Buffer out = l.lookup(op.getResult());
   Value seq = q.dims[2], keyLen = k.dims[2], headDim = q.dims[3];
-  Buffer out =
-      l.allocateResult(op.getResult(), {q.dims[0], q.dims[1], seq, keyLen});
   MatmulProblem p;
   l.atAllocationPoint([&] {
     p.batch = l.mul(q.dims[0], q.dims[1]);
@@ -87,17 +100,15 @@ LogicalResult mlir::tfc::lowerAttentionScores(AttentionScoresOp op,
                        headDim};
     p.c = denseMatrix(l, out.flat, seq, keyLen);
   });
-  emitMatmul(l, p);
-  return success();
+  return p;
 }
 
-LogicalResult mlir::tfc::lowerAttentionContext(AttentionContextOp op,
-                                               Lowering &l) {
-  const Buffer &probs = l.lookup(op.getProbs());
-  const Buffer &v = l.lookup(op.getValue());
+/// P V per (batch, head): [s, t] x [t, dh].
+static MatmulProblem contextProblem(AttentionContextOp op, Lowering &l) {
+  Buffer probs = l.lookup(op.getProbs());
+  Buffer v = l.lookup(op.getValue());
+  Buffer out = l.lookup(op.getResult());
   Value seq = probs.dims[2], keyLen = probs.dims[3], headDim = v.dims[3];
-  Buffer out = l.allocateResult(op.getResult(),
-                                {probs.dims[0], probs.dims[1], seq, headDim});
   MatmulProblem p;
   l.atAllocationPoint([&] {
     p.batch = l.mul(probs.dims[0], probs.dims[1]);
@@ -108,9 +119,44 @@ LogicalResult mlir::tfc::lowerAttentionContext(AttentionContextOp op,
     p.bMat = denseMatrix(l, v.flat, keyLen, headDim);
     p.c = denseMatrix(l, out.flat, seq, headDim);
   });
-  emitMatmul(l, p);
-  return success();
+  return p;
 }
+
+namespace {
+
+struct AttentionScoresLowering
+    : TfcOpLowering<AttentionScoresLowering, AttentionScoresOp> {
+  LogicalResult plan(AttentionScoresOp op, Lowering &l) const {
+    Buffer q = l.lookup(op.getQuery());
+    Buffer k = l.lookup(op.getKey());
+    l.allocateResult(op.getResult(),
+                     {q.dims[0], q.dims[1], q.dims[2], k.dims[2]});
+    planMatmul(l, scoresProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(AttentionScoresOp op, Lowering &l) const {
+    emitMatmul(l, scoresProblem(op, l));
+    return success();
+  }
+};
+
+struct AttentionContextLowering
+    : TfcOpLowering<AttentionContextLowering, AttentionContextOp> {
+  LogicalResult plan(AttentionContextOp op, Lowering &l) const {
+    Buffer probs = l.lookup(op.getProbs());
+    Buffer v = l.lookup(op.getValue());
+    l.allocateResult(op.getResult(),
+                     {probs.dims[0], probs.dims[1], probs.dims[2], v.dims[3]});
+    planMatmul(l, contextProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(AttentionContextOp op, Lowering &l) const {
+    emitMatmul(l, contextProblem(op, l));
+    return success();
+  }
+};
+
+} // namespace
 
 void mlir::tfc::emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
                              MaskKind kind, double fill) {
@@ -135,14 +181,17 @@ void mlir::tfc::emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
   });
 }
 
-LogicalResult mlir::tfc::lowerMask(MaskOp op, Lowering &l) {
-  Buffer in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (!l.sizeOnly())
-    emitMaskCopy(l, in, out, op.getKind(),
-                 -std::numeric_limits<double>::infinity());
-  return success();
-}
+namespace {
+
+struct MaskLowering : ShapePreservingLowering<MaskLowering, MaskOp> {
+  LogicalResult emit(MaskOp op, Lowering &l) const {
+    emitMaskCopy(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
+                 op.getKind(), -std::numeric_limits<double>::infinity());
+    return success();
+  }
+};
+
+} // namespace
 
 std::pair<Value, Value> mlir::tfc::emitRowMaxAndExpSum(Lowering &l,
                                                        RowLoops &row, Value in,
@@ -170,22 +219,31 @@ Value mlir::tfc::emitRowExp(Lowering &l, RowLoops &row, Value in, Value out,
   return arith::DivFOp::create(l.b, l.loc, l.f32(1.0), sum);
 }
 
-LogicalResult mlir::tfc::lowerSoftmax(SoftmaxOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value width = in.dims.back();
-  RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
-    Value base = l.mul(r, width);
-    Value inv = emitRowExp(l, row, in.flat, out.flat, base, width);
-    row.forEachColumn(width, [&](Value j) {
-      Value idx = l.add(base, j);
-      l.store(arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv),
-              out.flat, idx);
+namespace {
+
+struct SoftmaxLowering : ShapePreservingLowering<SoftmaxLowering, SoftmaxOp> {
+  LogicalResult emit(SoftmaxOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Buffer out = l.lookup(op.getResult());
+    OpBuilder &b = l.b;
+    Location loc = l.loc;
+    Value width = in.dims.back();
+    RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
+      Value base = l.mul(r, width);
+      Value inv = emitRowExp(l, row, in.flat, out.flat, base, width);
+      row.forEachColumn(width, [&](Value j) {
+        Value idx = l.add(base, j);
+        l.store(arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv),
+                out.flat, idx);
+      });
     });
-  });
-  return success();
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateAttentionLowerings(OpLoweringSet &set) {
+  set.add<SplitHeadsLowering, MergeHeadsLowering, AttentionScoresLowering,
+          AttentionContextLowering, MaskLowering, SoftmaxLowering>();
 }

@@ -1,12 +1,13 @@
 //===- EmbeddingLowering.cpp - Parameters, linear, embedding, loss -*- C++ -*-//
 //
-// The ops that read the parameter buffer or the token ids: parameter views,
-// linear layers (through the shared matmul), the embedding gather, position
-// encodings, and the cross-entropy loss.
+// Linear layers (through the shared matmul) and the ops that read token ids
+// or positions: the embedding gather, position encodings, and the
+// cross-entropy loss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -15,52 +16,12 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-LogicalResult mlir::tfc::lowerParam(ParamOp op, Lowering &l, Value params,
-                                    Value layer) {
-  auto type = op.getResult().getType();
-  Buffer buffer;
-  buffer.dims = l.shapeOf(type, [](unsigned) { return Value(); });
-  if (!l.sizeOnly()) {
-    Value offset = l.index(op.getOffset());
-    if (layer)
-      offset = l.add(offset, l.mul(layer, l.index(op.getLayerStride())));
-    int64_t numel = type.getNumElements();
-    buffer.flat = memref::SubViewOp::create(
-        l.b, l.loc, params, ArrayRef<OpFoldResult>{offset},
-        ArrayRef<OpFoldResult>{l.b.getIndexAttr(numel)},
-        ArrayRef<OpFoldResult>{l.b.getIndexAttr(1)});
-  }
-  l.bind(op.getResult(), buffer);
-  return success();
-}
-
-LogicalResult mlir::tfc::lowerParamGrad(ParamGradOp op, Lowering &l,
-                                        Value layer) {
-  Buffer grads = l.lookup(op.getGrads());
-  Buffer grad = l.lookup(op.getGrad());
-  l.bind(op.getResult(), grads);
-  if (l.sizeOnly())
-    return success();
-  Value offset = l.index(op.getOffset());
-  if (layer)
-    offset = l.add(offset, l.mul(layer, l.index(op.getLayerStride())));
-  Value numel = l.index(op.getGrad().getType().getNumElements());
-  forEachElement(l, numel, [&](Value i) {
-    Value at = l.add(offset, i);
-    Value sum = arith::AddFOp::create(l.b, l.loc, l.load(grads.flat, at),
-                                      l.load(grad.flat, i));
-    l.store(sum, grads.flat, at);
-  });
-  return success();
-}
-
-LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  const Buffer &w = l.lookup(op.getWeight());
+/// x W (+ bias) over the rows of x.
+static MatmulProblem linearProblem(LinearOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
+  Buffer w = l.lookup(op.getWeight());
+  Buffer out = l.lookup(op.getResult());
   int64_t inWidth = op.getInFeatures(), outWidth = op.getOutFeatures();
-  SmallVector<Value> dims(ArrayRef<Value>(in.dims).drop_back());
-  dims.push_back(l.allocIndex(outWidth));
-  Buffer out = l.allocateResult(op.getResult(), dims);
   MatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
@@ -76,35 +37,58 @@ LogicalResult mlir::tfc::lowerLinear(LinearOp op, Lowering &l) {
                  : MatrixRef{w.flat, zero, zero, p.n, l.index(1)};
     p.c = MatrixRef{out.flat, zero, zero, p.n, l.index(1)};
   });
-  if (op.getBias() && !l.sizeOnly())
-    p.bias = l.lookup(op.getBias()).flat;
-  emitMatmul(l, p);
-  return success();
+  p.bias = l.flatOf(op.getBias());
+  return p;
 }
 
-LogicalResult mlir::tfc::lowerEmbedding(EmbeddingOp op, Lowering &l) {
-  const Buffer &tokens = l.lookup(op.getTokens());
-  const Buffer &table = l.lookup(op.getTable());
-  Buffer out = l.allocateResult(
-      op.getResult(), {tokens.dims[0], tokens.dims[1], table.dims[1]});
-  if (l.sizeOnly())
+namespace {
+
+struct LinearLowering : TfcOpLowering<LinearLowering, LinearOp> {
+  LogicalResult plan(LinearOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    SmallVector<Value> dims(ArrayRef<Value>(in.dims).drop_back());
+    dims.push_back(l.allocIndex(op.getOutFeatures()));
+    l.allocateResult(op.getResult(), dims);
+    planMatmul(l, linearProblem(op, l));
     return success();
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value width = table.dims[1];
-  Value lastRow = l.sub(table.dims[0], l.index(1));
-  l.parallelFor(l.mul(tokens.dims[0], tokens.dims[1]), [&](Value row) {
-    Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                          l.load(tokens.flat, row));
-    // The entry point rejects bad ids; clamping keeps reads in bounds anyway.
-    id = arith::MaxSIOp::create(b, loc, l.minIdx(id, lastRow), l.index(0));
-    Value src = l.mul(id, width), dst = l.mul(row, width);
-    l.forLoop(l.index(0), width, [&](Value i) {
-      l.store(l.load(table.flat, l.add(src, i)), out.flat, l.add(dst, i));
+  }
+  LogicalResult emit(LinearOp op, Lowering &l) const {
+    emitMatmul(l, linearProblem(op, l));
+    return success();
+  }
+};
+
+struct EmbeddingLowering : TfcOpLowering<EmbeddingLowering, EmbeddingOp> {
+  LogicalResult plan(EmbeddingOp op, Lowering &l) const {
+    Buffer tokens = l.lookup(op.getTokens());
+    Buffer table = l.lookup(op.getTable());
+    l.allocateResult(op.getResult(),
+                     {tokens.dims[0], tokens.dims[1], table.dims[1]});
+    return success();
+  }
+  LogicalResult emit(EmbeddingOp op, Lowering &l) const {
+    Buffer tokens = l.lookup(op.getTokens());
+    Buffer table = l.lookup(op.getTable());
+    Buffer out = l.lookup(op.getResult());
+    OpBuilder &b = l.b;
+    Location loc = l.loc;
+    Value width = table.dims[1];
+    Value lastRow = l.sub(table.dims[0], l.index(1));
+    l.parallelFor(l.mul(tokens.dims[0], tokens.dims[1]), [&](Value row) {
+      Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                            l.load(tokens.flat, row));
+      // The entry point rejects bad ids; clamping keeps reads in bounds.
+      id = arith::MaxSIOp::create(b, loc, l.minIdx(id, lastRow), l.index(0));
+      Value src = l.mul(id, width), dst = l.mul(row, width);
+      l.forLoop(l.index(0), width, [&](Value i) {
+        l.store(l.load(table.flat, l.add(src, i)), out.flat, l.add(dst, i));
+      });
     });
-  });
-  return success();
-}
+    return success();
+  }
+};
+
+} // namespace
 
 /// PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), computed
 /// in f64 so large positions keep their precision.
@@ -132,11 +116,18 @@ static Value sinusoid(Lowering &l, Value pos, Value column, int64_t width) {
   return arith::TruncFOp::create(b, loc, b.getF32Type(), v);
 }
 
-LogicalResult mlir::tfc::lowerAddPositions(AddPositionsOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
+namespace {
+
+struct AddPositionsLowering
+    : ShapePreservingLowering<AddPositionsLowering, AddPositionsOp> {
+  LogicalResult emit(AddPositionsOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult AddPositionsLowering::emit(AddPositionsOp op, Lowering &l) const {
+  Buffer in = l.lookup(op.getInput());
+  Buffer out = l.lookup(op.getResult());
   Value seq = in.dims[1], width = in.dims[2];
   Value table = op.getTable() ? l.lookup(op.getTable()).flat : Value();
   int64_t staticWidth = op.getInput().getType().getDimSize(2);
@@ -154,16 +145,29 @@ LogicalResult mlir::tfc::lowerAddPositions(AddPositionsOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
-  const Buffer &logits = l.lookup(op.getLogits());
-  const Buffer &targets = l.lookup(op.getTargets());
-  Value rows = nullptr;
-  l.atAllocationPoint([&] { rows = l.mul(logits.dims[0], logits.dims[1]); });
-  // Per-row losses and validity, summed afterwards in a fixed order.
-  Buffer perRow = l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
-  Buffer out = l.allocateResult(op.getResult(), {});
-  if (l.sizeOnly())
+namespace {
+
+struct CrossEntropyLowering
+    : TfcOpLowering<CrossEntropyLowering, CrossEntropyOp> {
+  LogicalResult plan(CrossEntropyOp op, Lowering &l) const {
+    Buffer logits = l.lookup(op.getLogits());
+    Value rows = l.mul(logits.dims[0], logits.dims[1]);
+    // Per-row losses and validity, summed afterwards in a fixed order.
+    l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
+    l.allocateResult(op.getResult(), {});
     return success();
+  }
+  LogicalResult emit(CrossEntropyOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult CrossEntropyLowering::emit(CrossEntropyOp op, Lowering &l) const {
+  Buffer logits = l.lookup(op.getLogits());
+  Buffer targets = l.lookup(op.getTargets());
+  Buffer perRow = l.takeScratch();
+  Buffer out = l.lookup(op.getResult());
+  Value rows = perRow.dims[0];
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value vocab = logits.dims[2];
@@ -212,4 +216,9 @@ LogicalResult mlir::tfc::lowerCrossEntropy(CrossEntropyOp op, Lowering &l) {
             l.index(0));
   });
   return success();
+}
+
+void mlir::tfc::populateEmbeddingLowerings(OpLoweringSet &set) {
+  set.add<LinearLowering, EmbeddingLowering, AddPositionsLowering,
+          CrossEntropyLowering>();
 }

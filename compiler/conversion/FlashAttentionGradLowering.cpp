@@ -22,6 +22,7 @@
 
 #include "conversion/FlashAttentionTiles.h"
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -200,13 +201,41 @@ void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
 
 } // namespace
 
-LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
-                                                 Lowering &l) {
-  if (l.gpu)
-    return lowerFlashAttentionGradGpu(op, l);
+namespace {
+
+struct FlashAttentionGradCpuLowering
+    : TfcOpLowering<FlashAttentionGradCpuLowering, FlashAttentionGradOp> {
+  LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const;
+  LogicalResult emit(FlashAttentionGradOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult FlashAttentionGradCpuLowering::plan(FlashAttentionGradOp op,
+                                                  Lowering &l) const {
   int64_t headDim = op.getQuery().getType().getDimSize(3);
   if (ShapedType::isDynamic(headDim))
     return op.emitOpError("needs a static head width");
+  Buffer q = l.lookup(op.getQuery());
+  l.allocateLike(op.getQueryGrad(), op.getQuery());
+  l.allocateLike(op.getKeyGrad(), op.getKey());
+  l.allocateLike(op.getValueGrad(), op.getValue());
+  TileShape t(l.vectorWidth, headDim);
+  Value groups = l.mul(q.dims[0], q.dims[1]);
+  Value queryPanels = l.divUp(q.dims[2], t.cols);
+  Type f32 = l.b.getF32Type();
+  Value panelFloats = l.allocIndex(headDim * t.cols);
+  // Q and dOut packed transposed, D = rowsum(dOut * out), the sweep's tiles.
+  l.allocate(f32, {groups, queryPanels, panelFloats});
+  l.allocate(f32, {groups, queryPanels, panelFloats});
+  l.allocate(f32, {groups, q.dims[2]});
+  l.allocate(f32, {groups, l.allocIndex(sweepScratch(t))});
+  return success();
+}
+
+LogicalResult FlashAttentionGradCpuLowering::emit(FlashAttentionGradOp op,
+                                                  Lowering &l) const {
+  int64_t headDim = op.getQuery().getType().getDimSize(3);
   GradProblem p;
   p.q = l.lookup(op.getQuery());
   p.k = l.lookup(op.getKey());
@@ -219,22 +248,15 @@ LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
   p.scale = op.getScale().convertToDouble();
   p.causal = op.getMask() == MaskKind::causal;
   TileShape t(l.vectorWidth, headDim);
-  Buffer dq = l.allocateResult(op.getQueryGrad(), p.q.dims);
-  Buffer dk = l.allocateResult(op.getKeyGrad(), p.k.dims);
-  Buffer dv = l.allocateResult(op.getValueGrad(), p.v.dims);
-
-  l.atAllocationPoint([&] {
-    p.groups = l.mul(p.q.dims[0], p.q.dims[1]);
-    p.queryPanels = l.divUp(p.seq, t.cols);
-  });
-  Type f32 = l.b.getF32Type();
-  Value panelFloats = l.allocIndex(headDim * t.cols);
-  p.packedQ = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
-  p.packedDOut = l.allocate(f32, {p.groups, p.queryPanels, panelFloats});
-  p.delta = l.allocate(f32, {p.groups, p.seq});
-  Buffer scratch = l.allocate(f32, {p.groups, l.allocIndex(sweepScratch(t))});
-  if (l.sizeOnly())
-    return success();
+  Buffer dq = l.lookup(op.getQueryGrad());
+  Buffer dk = l.lookup(op.getKeyGrad());
+  Buffer dv = l.lookup(op.getValueGrad());
+  p.packedQ = l.takeScratch();
+  p.packedDOut = l.takeScratch();
+  p.delta = l.takeScratch();
+  Buffer scratch = l.takeScratch();
+  p.groups = p.packedQ.dims[0];
+  p.queryPanels = p.packedQ.dims[1];
 
   TileEmitter e(l, t);
   e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
@@ -243,4 +265,8 @@ LogicalResult mlir::tfc::lowerFlashAttentionGrad(FlashAttentionGradOp op,
   emitDelta(e, out, p.dOut, p.delta.flat, l.mul(p.groups, p.seq));
   emitSweep(e, p, dq.flat, dk.flat, dv.flat, scratch.flat);
   return success();
+}
+
+void mlir::tfc::populateFlashAttentionGradCpuLowerings(OpLoweringSet &set) {
+  set.add<FlashAttentionGradCpuLowering>();
 }

@@ -23,6 +23,7 @@
 
 #include "conversion/FlashAttentionTiles.h"
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -46,45 +47,64 @@ int64_t forwardScratch(const TileShape &t) {
 
 } // namespace
 
-std::pair<Buffer, Buffer>
-mlir::tfc::allocateFlashAttentionResults(FlashAttentionOp op, Lowering &l) {
-  const Buffer &q = l.lookup(op.getQuery());
-  Buffer out = l.allocateResult(op.getOut(), q.dims);
+LogicalResult mlir::tfc::planFlashAttentionResults(FlashAttentionOp op,
+                                                   Lowering &l) {
+  if (ShapedType::isDynamic(op.getQuery().getType().getDimSize(3)))
+    return op.emitOpError("needs a static head width");
+  Buffer q = l.lookup(op.getQuery());
+  l.allocateResult(op.getOut(), q.dims);
   // A forward-only build reads no lse: it is neither stored nor allocated.
   bool needLse = !op.getLse().use_empty() ||
                  getSaveSlot(cast<OpResult>(op.getLse())).has_value();
-  Buffer lse;
   if (needLse)
-    lse = l.allocateResult(op.getLse(), {q.dims[0], q.dims[1], q.dims[2]});
-  return {out, lse};
+    l.allocateResult(op.getLse(), {q.dims[0], q.dims[1], q.dims[2]});
+  return success();
 }
 
-LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
-  if (l.gpu)
-    return lowerFlashAttentionGpu(op, l);
+namespace {
+
+struct FlashAttentionCpuLowering
+    : TfcOpLowering<FlashAttentionCpuLowering, FlashAttentionOp> {
+  LogicalResult plan(FlashAttentionOp op, Lowering &l) const;
+  LogicalResult emit(FlashAttentionOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult FlashAttentionCpuLowering::plan(FlashAttentionOp op,
+                                              Lowering &l) const {
+  if (failed(planFlashAttentionResults(op, l)))
+    return failure();
   int64_t headDim = op.getQuery().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim))
-    return op.emitOpError("needs a static head width");
-  const Buffer &q = l.lookup(op.getQuery());
-  const Buffer &k = l.lookup(op.getKey());
-  const Buffer &v = l.lookup(op.getValue());
+  Buffer q = l.lookup(op.getQuery());
+  Buffer k = l.lookup(op.getKey());
+  TileShape t(l.vectorWidth, headDim);
+  Value groups = l.mul(q.dims[0], q.dims[1]);
+  Value panels = l.divUp(k.dims[2], t.cols);
+  Value iterations = l.mul(groups, l.divUp(q.dims[2], t.blockRows));
+  Type f32 = l.b.getF32Type();
+  // K packed transposed, then each parallel iteration's tiles.
+  l.allocate(f32, {groups, panels, l.allocIndex(headDim * t.cols)});
+  l.allocate(f32, {iterations, l.allocIndex(forwardScratch(t))});
+  return success();
+}
+
+LogicalResult FlashAttentionCpuLowering::emit(FlashAttentionOp op,
+                                              Lowering &l) const {
+  int64_t headDim = op.getQuery().getType().getDimSize(3);
+  Buffer q = l.lookup(op.getQuery());
+  Buffer k = l.lookup(op.getKey());
+  Buffer v = l.lookup(op.getValue());
+  Buffer out = l.lookup(op.getOut());
+  Buffer lse = l.hasBuffer(op.getLse()) ? l.lookup(op.getLse()) : Buffer();
   Value seq = q.dims[2], keyLen = k.dims[2];
   TileShape t(l.vectorWidth, headDim);
-  auto [out, lse] = allocateFlashAttentionResults(op, l);
-  Value groups, panels, blocks, iterations;
-  l.atAllocationPoint([&] {
-    groups = l.mul(q.dims[0], q.dims[1]);
-    panels = l.divUp(keyLen, t.cols);
-    blocks = l.divUp(seq, t.blockRows);
-    iterations = l.mul(groups, blocks);
-  });
-  Type f32 = l.b.getF32Type();
-  Buffer packedK =
-      l.allocate(f32, {groups, panels, l.allocIndex(headDim * t.cols)});
+  Buffer packedK = l.takeScratch();
+  Buffer scratch = l.takeScratch();
+  Value groups = packedK.dims[0], panels = packedK.dims[1];
+  Value iterations = scratch.dims[0];
+  Value blocks = l.divUp(seq, t.blockRows);
   int64_t perIteration = forwardScratch(t);
-  Buffer scratch = l.allocate(f32, {iterations, l.allocIndex(perIteration)});
-  if (l.sizeOnly())
-    return success();
 
   OpBuilder &b = l.b;
   Location loc = l.loc;
@@ -210,4 +230,8 @@ LogicalResult mlir::tfc::lowerFlashAttention(FlashAttentionOp op, Lowering &l) {
     });
   });
   return success();
+}
+
+void mlir::tfc::populateFlashAttentionCpuLowerings(OpLoweringSet &set) {
+  set.add<FlashAttentionCpuLowering>();
 }

@@ -9,6 +9,7 @@
 
 #include "conversion/FusedMatmul.h"
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -47,10 +48,9 @@ int64_t widthOf(Value weight, unsigned dim) {
   return cast<RankedTensorType>(weight.getType()).getDimSize(dim);
 }
 
-/// Flat buffer of an optional operand.
-Value flatOf(Lowering &l, Value operand) {
-  return operand && !l.sizeOnly() ? l.lookup(operand).flat : Value();
-}
+/// Flat buffer of an optional operand or result (null when absent or not
+/// stored).
+Value flatOf(Lowering &l, Value tensor) { return l.flatOf(tensor); }
 
 /// One segment: `input` [rows, k] as A.
 FusedMatmulProblem projection(Lowering &l, const Buffer &input, int64_t k) {
@@ -77,67 +77,56 @@ MatmulPart weightPart(Lowering &l, Value weight, Value bias, Value out) {
   return part;
 }
 
-} // namespace
+//===--- The problem of each op: the same for plan and emit ---===//
 
-LogicalResult mlir::tfc::lowerLinearAct(LinearActOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  int64_t n = widthOf(op.getWeight(), 1);
-  Buffer out = allocateLike(l, op.getResult(), in, n);
-  Buffer pre;
-  if (isNeeded(op.getPre()))
-    pre = allocateLike(l, op.getPre(), in, n);
+FusedMatmulProblem linearActProblem(LinearActOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
   FusedMatmulProblem p = projection(l, in, widthOf(op.getWeight(), 0));
-  MatmulPart part = weightPart(l, op.getWeight(), op.getBias(), out.flat);
-  l.atAllocationPoint([&] { part.pre = rowMajor(l, pre.flat, part.n); });
+  MatmulPart part =
+      weightPart(l, op.getWeight(), op.getBias(), flatOf(l, op.getResult()));
+  Value pre = flatOf(l, op.getPre());
+  l.atAllocationPoint([&] { part.pre = rowMajor(l, pre, part.n); });
   p.parts.push_back(part);
   p.epilogue = MatmulEpilogue::Activation;
   p.activation = op.getKind();
-  emitFusedMatmul(l, p);
-  return success();
+  return p;
 }
 
-LogicalResult mlir::tfc::lowerMergedLinear(MergedLinearOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
+FusedMatmulProblem mergedLinearProblem(MergedLinearOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
   FusedMatmulProblem p = projection(l, in, widthOf(op.getWeights()[0], 0));
   for (auto [i, weight] : llvm::enumerate(op.getWeights())) {
-    Buffer out = allocateLike(l, op.getResults()[i], in, widthOf(weight, 1));
     Value bias = op.getBiases().empty() ? Value() : op.getBiases()[i];
-    p.parts.push_back(weightPart(l, weight, bias, out.flat));
+    p.parts.push_back(
+        weightPart(l, weight, bias, flatOf(l, op.getResults()[i])));
   }
-  emitFusedMatmul(l, p);
-  return success();
+  return p;
 }
 
-LogicalResult mlir::tfc::lowerGLULinear(GLULinearOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
+FusedMatmulProblem gluLinearProblem(GLULinearOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
   int64_t n = widthOf(op.getGateWeight(), 1);
-  Buffer out = allocateLike(l, op.getResult(), in, n);
-  // glu_grad reads both pre-activations or neither.
-  Buffer gate, up;
-  if (isNeeded(op.getGate()))
-    gate = allocateLike(l, op.getGate(), in, n);
-  if (isNeeded(op.getUp()))
-    up = allocateLike(l, op.getUp(), in, n);
   FusedMatmulProblem p = projection(l, in, widthOf(op.getGateWeight(), 0));
   ValueRange biases = op.getBiases();
-  p.parts.push_back(weightPart(
-      l, op.getGateWeight(), biases.empty() ? Value() : biases[0], gate.flat));
+  p.parts.push_back(weightPart(l, op.getGateWeight(),
+                               biases.empty() ? Value() : biases[0],
+                               flatOf(l, op.getGate())));
   p.parts.push_back(weightPart(l, op.getUpWeight(),
-                               biases.empty() ? Value() : biases[1], up.flat));
-  l.atAllocationPoint([&] { p.gated = rowMajor(l, out.flat, l.index(n)); });
+                               biases.empty() ? Value() : biases[1],
+                               flatOf(l, op.getUp())));
+  Value out = flatOf(l, op.getResult());
+  l.atAllocationPoint([&] { p.gated = rowMajor(l, out, l.index(n)); });
   p.epilogue = MatmulEpilogue::GatedPair;
   p.activation = op.getKind();
-  emitFusedMatmul(l, p);
-  return success();
+  return p;
 }
 
-LogicalResult mlir::tfc::lowerMergedInputGrad(MergedInputGradOp op,
-                                              Lowering &l) {
-  const Buffer &dy0 = l.lookup(op.getGrads()[0]);
+/// dx = sum_i dy_i W_i^T: segment i contracts over part i's outputs, with
+/// A = dy_i and B = W_i^T.
+FusedMatmulProblem mergedInputGradProblem(MergedInputGradOp op, Lowering &l) {
+  Buffer dy0 = l.lookup(op.getGrads()[0]);
   int64_t inWidth = widthOf(op.getWeights()[0], 0);
-  Buffer out = allocateLike(l, op.getResult(), dy0, inWidth);
-  // dx = sum_i dy_i W_i^T: segment i contracts over part i's outputs, with
-  // A = dy_i and B = W_i^T.
+  Value out = flatOf(l, op.getResult());
   FusedMatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   MatmulPart part;
@@ -145,7 +134,7 @@ LogicalResult mlir::tfc::lowerMergedInputGrad(MergedInputGradOp op,
     p.batch = l.index(1);
     p.m = rowCount(l, dy0);
     part.n = l.index(inWidth);
-    part.c = rowMajor(l, out.flat, part.n);
+    part.c = rowMajor(l, out, part.n);
     for (auto [dy, w] : llvm::zip_equal(op.getGrads(), op.getWeights())) {
       Value k = l.index(widthOf(w, 1));
       p.segments.push_back(MatmulSegment{k, rowMajor(l, flatOf(l, dy), k)});
@@ -153,13 +142,12 @@ LogicalResult mlir::tfc::lowerMergedInputGrad(MergedInputGradOp op,
     }
   });
   p.parts.push_back(part);
-  emitFusedMatmul(l, p);
-  return success();
+  return p;
 }
 
 /// dW_i = x^T dy_i (one segment: the rows; A = x^T), db_i summed while
 /// packing dy_i.
-static FusedMatmulProblem weightGradProblem(Lowering &l, const Buffer &x) {
+FusedMatmulProblem weightGradProblem(Lowering &l, const Buffer &x) {
   FusedMatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
@@ -172,51 +160,157 @@ static FusedMatmulProblem weightGradProblem(Lowering &l, const Buffer &x) {
   return p;
 }
 
-/// Allocates dW [in, n] and db [n] and returns their part, B = dy.
-static MatmulPart weightGradPart(Lowering &l, const Buffer &x, Value dy,
-                                 Value weightGrad, Value biasGrad) {
+/// The part of dW [in, n] and db [n], B = dy.
+MatmulPart weightGradPart(Lowering &l, Value dy, Value weightGrad,
+                          Value biasGrad) {
   int64_t n = cast<RankedTensorType>(dy.getType()).getShape().back();
-  Buffer dw = l.allocateResult(weightGrad, {x.dims.back(), l.allocIndex(n)});
-  Buffer db;
-  if (biasGrad)
-    db = l.allocateResult(biasGrad, {l.allocIndex(n)});
   MatmulPart part;
   l.atAllocationPoint([&] {
     part.n = l.index(n);
     part.b.push_back(rowMajor(l, flatOf(l, dy), part.n));
-    part.c = rowMajor(l, dw.flat, part.n);
+    part.c = rowMajor(l, flatOf(l, weightGrad), part.n);
   });
-  part.columnSums = db.flat;
+  part.columnSums = flatOf(l, biasGrad);
   return part;
 }
 
-LogicalResult mlir::tfc::lowerMergedWeightGrad(MergedWeightGradOp op,
-                                               Lowering &l) {
-  const Buffer &x = l.lookup(op.getInput());
-  FusedMatmulProblem p = weightGradProblem(l, x);
-  for (auto [i, dy] : llvm::enumerate(op.getGrads()))
-    p.parts.push_back(weightGradPart(
-        l, x, dy, op.getWeightGrads()[i],
-        op.getBiasGrads().empty() ? Value() : op.getBiasGrads()[i]));
-  emitFusedMatmul(l, p);
-  return success();
+/// Plans dW [in, n] and db [n] of a weight gradient part.
+void planWeightGradPart(Lowering &l, const Buffer &x, Value dy,
+                        Value weightGrad, Value biasGrad) {
+  int64_t n = cast<RankedTensorType>(dy.getType()).getShape().back();
+  l.allocateResult(weightGrad, {x.dims.back(), l.allocIndex(n)});
+  if (biasGrad)
+    l.allocateResult(biasGrad, {l.allocIndex(n)});
 }
 
-LogicalResult mlir::tfc::lowerLinearActWeightGrad(LinearActWeightGradOp op,
-                                                  Lowering &l) {
-  const Buffer &x = l.lookup(op.getInput());
-  const Buffer &pre = l.lookup(op.getPre());
-  Buffer dpre = l.allocateResult(op.getPreGrad(), pre.dims);
-  FusedMatmulProblem p = weightGradProblem(l, x);
+FusedMatmulProblem mergedWeightGradProblem(MergedWeightGradOp op, Lowering &l) {
+  FusedMatmulProblem p = weightGradProblem(l, l.lookup(op.getInput()));
+  for (auto [i, dy] : llvm::enumerate(op.getGrads()))
+    p.parts.push_back(weightGradPart(
+        l, dy, op.getWeightGrads()[i],
+        op.getBiasGrads().empty() ? Value() : op.getBiasGrads()[i]));
+  return p;
+}
+
+FusedMatmulProblem linearActWeightGradProblem(LinearActWeightGradOp op,
+                                              Lowering &l) {
+  FusedMatmulProblem p = weightGradProblem(l, l.lookup(op.getInput()));
   MatmulPart part =
-      weightGradPart(l, x, op.getGrad(), op.getWeightGrad(), op.getBiasGrad());
+      weightGradPart(l, op.getGrad(), op.getWeightGrad(), op.getBiasGrad());
+  Value pre = flatOf(l, op.getPre()), dpre = flatOf(l, op.getPreGrad());
   l.atAllocationPoint([&] {
-    part.actInput = rowMajor(l, pre.flat, part.n);
-    part.actOutput = rowMajor(l, dpre.flat, part.n);
+    part.actInput = rowMajor(l, pre, part.n);
+    part.actOutput = rowMajor(l, dpre, part.n);
   });
   p.parts.push_back(part);
   p.packActivationGrad = true;
   p.activation = op.getKind();
-  emitFusedMatmul(l, p);
-  return success();
+  return p;
+}
+
+//===--- The lowerings ---===//
+
+struct LinearActLowering : TfcOpLowering<LinearActLowering, LinearActOp> {
+  LogicalResult plan(LinearActOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    int64_t n = widthOf(op.getWeight(), 1);
+    allocateLike(l, op.getResult(), in, n);
+    if (isNeeded(op.getPre()))
+      allocateLike(l, op.getPre(), in, n);
+    planFusedMatmul(l, linearActProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(LinearActOp op, Lowering &l) const {
+    emitFusedMatmul(l, linearActProblem(op, l));
+    return success();
+  }
+};
+
+struct MergedLinearLowering
+    : TfcOpLowering<MergedLinearLowering, MergedLinearOp> {
+  LogicalResult plan(MergedLinearOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    for (auto [i, weight] : llvm::enumerate(op.getWeights()))
+      allocateLike(l, op.getResults()[i], in, widthOf(weight, 1));
+    planFusedMatmul(l, mergedLinearProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(MergedLinearOp op, Lowering &l) const {
+    emitFusedMatmul(l, mergedLinearProblem(op, l));
+    return success();
+  }
+};
+
+struct GLULinearLowering : TfcOpLowering<GLULinearLowering, GLULinearOp> {
+  LogicalResult plan(GLULinearOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    int64_t n = widthOf(op.getGateWeight(), 1);
+    allocateLike(l, op.getResult(), in, n);
+    // glu_grad reads both pre-activations or neither.
+    if (isNeeded(op.getGate()))
+      allocateLike(l, op.getGate(), in, n);
+    if (isNeeded(op.getUp()))
+      allocateLike(l, op.getUp(), in, n);
+    planFusedMatmul(l, gluLinearProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(GLULinearOp op, Lowering &l) const {
+    emitFusedMatmul(l, gluLinearProblem(op, l));
+    return success();
+  }
+};
+
+struct MergedInputGradLowering
+    : TfcOpLowering<MergedInputGradLowering, MergedInputGradOp> {
+  LogicalResult plan(MergedInputGradOp op, Lowering &l) const {
+    allocateLike(l, op.getResult(), l.lookup(op.getGrads()[0]),
+                 widthOf(op.getWeights()[0], 0));
+    planFusedMatmul(l, mergedInputGradProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(MergedInputGradOp op, Lowering &l) const {
+    emitFusedMatmul(l, mergedInputGradProblem(op, l));
+    return success();
+  }
+};
+
+struct MergedWeightGradLowering
+    : TfcOpLowering<MergedWeightGradLowering, MergedWeightGradOp> {
+  LogicalResult plan(MergedWeightGradOp op, Lowering &l) const {
+    Buffer x = l.lookup(op.getInput());
+    for (auto [i, dy] : llvm::enumerate(op.getGrads()))
+      planWeightGradPart(l, x, dy, op.getWeightGrads()[i],
+                         op.getBiasGrads().empty() ? Value()
+                                                   : op.getBiasGrads()[i]);
+    planFusedMatmul(l, mergedWeightGradProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(MergedWeightGradOp op, Lowering &l) const {
+    emitFusedMatmul(l, mergedWeightGradProblem(op, l));
+    return success();
+  }
+};
+
+struct LinearActWeightGradLowering
+    : TfcOpLowering<LinearActWeightGradLowering, LinearActWeightGradOp> {
+  LogicalResult plan(LinearActWeightGradOp op, Lowering &l) const {
+    Buffer x = l.lookup(op.getInput());
+    l.allocateLike(op.getPreGrad(), op.getPre());
+    planWeightGradPart(l, x, op.getGrad(), op.getWeightGrad(),
+                       op.getBiasGrad());
+    planFusedMatmul(l, linearActWeightGradProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(LinearActWeightGradOp op, Lowering &l) const {
+    emitFusedMatmul(l, linearActWeightGradProblem(op, l));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateFusedLinearLowerings(OpLoweringSet &set) {
+  set.add<LinearActLowering, MergedLinearLowering, GLULinearLowering,
+          MergedInputGradLowering, MergedWeightGradLowering,
+          LinearActWeightGradLowering>();
 }

@@ -67,12 +67,20 @@ struct FusedMatmulProblem {
   bool bf16Operands = false;
 };
 
+/// Reserves the matmul's scratch (Lowering::Phase::Plan): the packed panels
+/// of B on the CPU, planGpuMatmul's on the CUDA target. The problem's
+/// shapes and flags must be those emitFusedMatmul gets; its flat buffers
+/// may be null.
+void planFusedMatmul(Lowering &l, const FusedMatmulProblem &problem);
 /// Emits the packing of B and the register-blocked micro-kernel with its
-/// epilogue. Allocates the packed panels in SizeOnly mode too.
-/// On the CUDA target (Lowering::gpu) emits emitGpuMatmul instead.
+/// epilogue, into the scratch planFusedMatmul reserved. On the CUDA target
+/// (Lowering::gpu) emits emitGpuMatmul instead.
 void emitFusedMatmul(Lowering &l, const FusedMatmulProblem &problem);
 
 /// The CUDA target's matmul: a shared-memory tiled kernel (GpuMatmul.cpp).
+/// Its only scratch is the partial column sums of each part with
+/// columnSums.
+void planGpuMatmul(Lowering &l, const FusedMatmulProblem &problem);
 void emitGpuMatmul(Lowering &l, const FusedMatmulProblem &problem);
 
 } // namespace mlir::tfc

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -260,18 +261,44 @@ Value keyTileEnd(Lowering &l, const RowMapping &m, Value keyLen, Value seq,
 
 } // namespace
 
-LogicalResult mlir::tfc::lowerFlashAttentionGpu(FlashAttentionOp op,
-                                                Lowering &l) {
+namespace {
+
+/// Fused attention on the CUDA target: its only buffers are its results.
+struct FlashAttentionGpuLowering
+    : TfcOpLowering<FlashAttentionGpuLowering, FlashAttentionOp> {
+  LogicalResult plan(FlashAttentionOp op, Lowering &l) const {
+    return planFlashAttentionResults(op, l);
+  }
+  LogicalResult emit(FlashAttentionOp op, Lowering &l) const;
+};
+
+/// Its gradient: dQ, dK, dV and the rows' D = rowsum(dOut * out).
+struct FlashAttentionGradGpuLowering
+    : TfcOpLowering<FlashAttentionGradGpuLowering, FlashAttentionGradOp> {
+  LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const {
+    if (ShapedType::isDynamic(op.getQuery().getType().getDimSize(3)))
+      return op.emitOpError("needs a static head width");
+    Buffer q = l.lookup(op.getQuery());
+    l.allocateLike(op.getQueryGrad(), op.getQuery());
+    l.allocateLike(op.getKeyGrad(), op.getKey());
+    l.allocateLike(op.getValueGrad(), op.getValue());
+    l.allocate(l.b.getF32Type(), {l.mul(q.dims[0], q.dims[1]), q.dims[2]});
+    return success();
+  }
+  LogicalResult emit(FlashAttentionGradOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult FlashAttentionGpuLowering::emit(FlashAttentionOp op,
+                                              Lowering &l) const {
   int64_t headDim = op.getQuery().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim))
-    return op.emitOpError("needs a static head width");
   Buffer q = l.lookup(op.getQuery());
   Buffer k = l.lookup(op.getKey());
   Buffer v = l.lookup(op.getValue());
   Value seq = q.dims[2], keyLen = k.dims[2];
-  auto [out, lse] = allocateFlashAttentionResults(op, l);
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getOut());
+  Buffer lse = l.hasBuffer(op.getLse()) ? l.lookup(op.getLse()) : Buffer();
 
   RowMapping m(headDim);
   bool causal = op.getMask() == MaskKind::causal;
@@ -361,11 +388,9 @@ LogicalResult mlir::tfc::lowerFlashAttentionGpu(FlashAttentionOp op,
   return success();
 }
 
-LogicalResult mlir::tfc::lowerFlashAttentionGradGpu(FlashAttentionGradOp op,
-                                                    Lowering &l) {
+LogicalResult FlashAttentionGradGpuLowering::emit(FlashAttentionGradOp op,
+                                                  Lowering &l) const {
   int64_t headDim = op.getQuery().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim))
-    return op.emitOpError("needs a static head width");
   Buffer q = l.lookup(op.getQuery());
   Buffer k = l.lookup(op.getKey());
   Buffer v = l.lookup(op.getValue());
@@ -373,15 +398,12 @@ LogicalResult mlir::tfc::lowerFlashAttentionGradGpu(FlashAttentionGradOp op,
   Buffer dOut = l.lookup(op.getOutGrad());
   Buffer out = l.lookup(op.getOut());
   Value seq = q.dims[2], keyLen = k.dims[2];
-  Buffer dq = l.allocateResult(op.getQueryGrad(), q.dims);
-  Buffer dk = l.allocateResult(op.getKeyGrad(), k.dims);
-  Buffer dv = l.allocateResult(op.getValueGrad(), v.dims);
-  Value groups;
-  l.atAllocationPoint([&] { groups = l.mul(q.dims[0], q.dims[1]); });
+  Buffer dq = l.lookup(op.getQueryGrad());
+  Buffer dk = l.lookup(op.getKeyGrad());
+  Buffer dv = l.lookup(op.getValueGrad());
   Type f32 = l.b.getF32Type();
-  Buffer delta = l.allocate(f32, {groups, seq});
-  if (l.sizeOnly())
-    return success();
+  Buffer delta = l.takeScratch();
+  Value groups = delta.dims[0];
 
   RowMapping m(headDim);
   bool causal = op.getMask() == MaskKind::causal;
@@ -522,4 +544,8 @@ LogicalResult mlir::tfc::lowerFlashAttentionGradGpu(FlashAttentionGradOp op,
       });
   l.kernelName = name;
   return success();
+}
+
+void mlir::tfc::populateFlashAttentionCudaLowerings(OpLoweringSet &set) {
+  set.add<FlashAttentionGpuLowering, FlashAttentionGradGpuLowering>();
 }

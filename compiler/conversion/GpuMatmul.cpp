@@ -142,8 +142,8 @@ public:
       : l(l), b(l.b), loc(l.loc), p(p),
         vecType(VectorType::get({kVec}, b.getF32Type())) {}
 
-  /// B * act'(X) and B's column sums, before the matmul; allocates the
-  /// sums' scratch in SizeOnly mode too. Replaces B by the product.
+  /// B * act'(X) and B's column sums, before the matmul, into the partials
+  /// planGpuMatmul reserved. Replaces B by the product.
   void emitPreprocessing();
   /// The matmul kernel (after emitPreprocessing).
   void emit();
@@ -370,9 +370,7 @@ void GpuMatmulEmitter::emitPreprocessing() {
     l.atAllocationPoint([&] { chunks = l.divUp(k, kChunkRows); });
     Buffer partial;
     if (sums)
-      partial = l.allocate(b.getF32Type(), {chunks, part.n});
-    if (l.sizeOnly())
-      continue;
+      partial = l.takeScratch();
     l.parallelFor(l.mul(l.mul(p.batch, chunks), part.n), [&](Value t) {
       Value col = arith::RemUIOp::create(b, loc, t, part.n);
       Value rest = arith::DivUIOp::create(b, loc, t, part.n);
@@ -879,11 +877,19 @@ void GpuMatmulEmitter::emit() {
 
 } // namespace
 
+void mlir::tfc::planGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
+  assert(l.gpu && "the shared-memory matmul is the CUDA target's");
+  // B is read in place; the only scratch is the column sums' partials, one
+  // per kChunkRows rows of B (emitPreprocessing).
+  for (const MatmulPart &part : p.parts)
+    if (part.columnSums)
+      l.allocate(l.b.getF32Type(),
+                 {l.divUp(p.segments[0].k, kChunkRows), part.n});
+}
+
 void mlir::tfc::emitGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
   assert(l.gpu && "the shared-memory matmul is the CUDA target's");
-  // B is read in place; the only scratch is the column sums' partials.
   GpuMatmulEmitter emitter(l, p);
   emitter.emitPreprocessing();
-  if (!l.sizeOnly())
-    emitter.emit();
+  emitter.emit();
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "conversion/RowLoops.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -66,12 +67,16 @@ static void emitColumnSums(
 // Plumbing
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tfc::lowerAdd(AddOp op, Lowering &l) {
+namespace {
+struct AddLowering : ShapePreservingLowering<AddLowering, AddOp> {
+  LogicalResult emit(AddOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult AddLowering::emit(AddOp op, Lowering &l) const {
   const Buffer &lhs = l.lookup(op.getLhs());
   const Buffer &rhs = l.lookup(op.getRhs());
-  Buffer out = l.allocateResult(op.getResult(), lhs.dims);
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
   forEachElement(l, l.product(out.dims), [&](Value i) {
     Value sum = arith::AddFOp::create(l.b, l.loc, l.load(lhs.flat, i),
                                       l.load(rhs.flat, i));
@@ -80,11 +85,16 @@ LogicalResult mlir::tfc::lowerAdd(AddOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerZerosLike(ZerosLikeOp op, Lowering &l) {
+namespace {
+struct ZerosLikeLowering
+    : ShapePreservingLowering<ZerosLikeLowering, ZerosLikeOp> {
+  LogicalResult emit(ZerosLikeOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult ZerosLikeLowering::emit(ZerosLikeOp op, Lowering &l) const {
   const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
   Value zero = l.f32(0.0);
   forEachElement(l, l.product(out.dims),
                  [&](Value i) { l.store(zero, out.flat, i); });
@@ -95,19 +105,12 @@ LogicalResult mlir::tfc::lowerZerosLike(ZerosLikeOp op, Lowering &l) {
 // Gradients of matmuls
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tfc::lowerLinearWeightGrad(LinearWeightGradOp op,
-                                               Lowering &l) {
-  const Buffer &x = l.lookup(op.getInput());
-  const Buffer &dy = l.lookup(op.getGrad());
+/// dW = x^T dy ([in, out]), or dy^T x for a transposed ([out, in]) weight.
+static MatmulProblem weightGradProblem(LinearWeightGradOp op, Lowering &l) {
+  Buffer x = l.lookup(op.getInput());
+  Buffer dy = l.lookup(op.getGrad());
+  Buffer out = l.lookup(op.getResult());
   bool transpose = op.getTransposeWeight();
-  Value inWidth = x.dims.back(), outWidth = dy.dims.back();
-  // [in, out], or [out, in] for a transposed weight; weights are static, the
-  // operand widths are the fallback for a dynamic result type.
-  SmallVector<Value> dims =
-      l.shapeOf(op.getResult().getType(), [&](unsigned i) -> Value {
-        return (i == 0) != transpose ? inWidth : outWidth;
-      });
-  Buffer out = l.allocateResult(op.getResult(), dims);
   MatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
@@ -117,23 +120,58 @@ LogicalResult mlir::tfc::lowerLinearWeightGrad(LinearWeightGradOp op,
     const Buffer &right = transpose ? x : dy;
     Value zero = l.index(0), one = l.index(1);
     p.batch = one;
-    p.m = dims[0];
-    p.n = dims[1];
+    p.m = out.dims[0];
+    p.n = out.dims[1];
     p.k = rowCount(l, x);
     p.a = MatrixRef{left.flat, zero, zero, one, p.m};
     p.bMat = MatrixRef{right.flat, zero, zero, p.n, one};
     p.c = MatrixRef{out.flat, zero, zero, p.n, one};
   });
-  emitMatmul(l, p);
+  return p;
+}
+
+namespace {
+
+struct LinearWeightGradLowering
+    : TfcOpLowering<LinearWeightGradLowering, LinearWeightGradOp> {
+  LogicalResult plan(LinearWeightGradOp op, Lowering &l) const {
+    Value inWidth = l.lookup(op.getInput()).dims.back();
+    Value outWidth = l.lookup(op.getGrad()).dims.back();
+    bool transpose = op.getTransposeWeight();
+    // [in, out], or [out, in] for a transposed weight; weights are static,
+    // the operand widths are the fallback for a dynamic result type.
+    SmallVector<Value> dims =
+        l.shapeOf(op.getResult().getType(), [&](unsigned i) -> Value {
+          return (i == 0) != transpose ? inWidth : outWidth;
+        });
+    l.allocateResult(op.getResult(), dims);
+    planMatmul(l, weightGradProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(LinearWeightGradOp op, Lowering &l) const {
+    emitMatmul(l, weightGradProblem(op, l));
+    return success();
+  }
+};
+
+} // namespace
+
+namespace {
+struct ReduceRowsLowering : TfcOpLowering<ReduceRowsLowering, ReduceRowsOp> {
+  LogicalResult plan(ReduceRowsOp op, Lowering &l) const;
+  LogicalResult emit(ReduceRowsOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult ReduceRowsLowering::plan(ReduceRowsOp op, Lowering &l) const {
+  l.allocateResult(op.getResult(), {l.lookup(op.getInput()).dims.back()});
   return success();
 }
 
-LogicalResult mlir::tfc::lowerReduceRows(ReduceRowsOp op, Lowering &l) {
+LogicalResult ReduceRowsLowering::emit(ReduceRowsOp op, Lowering &l) const {
   const Buffer &in = l.lookup(op.getInput());
   Value width = in.dims.back();
-  Buffer out = l.allocateResult(op.getResult(), {width});
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
   emitColumnSums(
       l, rowCount(l, in), width, {out.flat},
       [&](Value) { return SmallVector<Value>(); },
@@ -143,15 +181,15 @@ LogicalResult mlir::tfc::lowerReduceRows(ReduceRowsOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerBatchMatmul(BatchMatmulOp op, Lowering &l) {
-  const Buffer &a = l.lookup(op.getLhs());
-  const Buffer &bm = l.lookup(op.getRhs());
+/// lhs is [b, h, m, k] ([b, h, k, m] transposed), rhs [b, h, k, n] ([b, h,
+/// n, k] transposed).
+static MatmulProblem batchMatmulProblem(BatchMatmulOp op, Lowering &l) {
+  Buffer a = l.lookup(op.getLhs());
+  Buffer bm = l.lookup(op.getRhs());
+  Buffer out = l.lookup(op.getResult());
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
-  // lhs is [b, h, m, k] ([b, h, k, m] transposed), rhs [b, h, k, n] ([b, h,
-  // n, k] transposed).
   Value m = a.dims[ta ? 3 : 2], k = a.dims[ta ? 2 : 3];
   Value n = bm.dims[tb ? 2 : 3];
-  Buffer out = l.allocateResult(op.getResult(), {a.dims[0], a.dims[1], m, n});
   MatmulProblem p;
   l.atAllocationPoint([&] {
     Value one = l.index(1), zero = l.index(0);
@@ -166,9 +204,28 @@ LogicalResult mlir::tfc::lowerBatchMatmul(BatchMatmulOp op, Lowering &l) {
                 : MatrixRef{bm.flat, zero, kn, n, one};
     p.c = MatrixRef{out.flat, zero, l.mul(m, n), n, one};
   });
-  emitMatmul(l, p);
-  return success();
+  return p;
 }
+
+namespace {
+
+struct BatchMatmulLowering : TfcOpLowering<BatchMatmulLowering, BatchMatmulOp> {
+  LogicalResult plan(BatchMatmulOp op, Lowering &l) const {
+    Buffer a = l.lookup(op.getLhs());
+    Buffer bm = l.lookup(op.getRhs());
+    bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    l.allocateResult(op.getResult(), {a.dims[0], a.dims[1], a.dims[ta ? 3 : 2],
+                                      bm.dims[tb ? 2 : 3]});
+    planMatmul(l, batchMatmulProblem(op, l));
+    return success();
+  }
+  LogicalResult emit(BatchMatmulOp op, Lowering &l) const {
+    emitMatmul(l, batchMatmulProblem(op, l));
+    return success();
+  }
+};
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Gradients of norms, softmax, mask, activations
@@ -183,29 +240,34 @@ LogicalResult mlir::tfc::lowerBatchMatmul(BatchMatmulOp op, Lowering &l) {
 /// Pass 1 (parallel over rows) recomputes the row statistics exactly as the
 /// forward does, writes dx and keeps mean and rstd per row; pass 2
 /// (parallel over column chunks) sums dgamma and dbeta in row order.
-static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
-                                   Value gamma, Value grad, double epsilon,
-                                   bool subtractMean) {
+static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
+                                  Value gamma, bool subtractMean) {
   int64_t width = cast<ShapedType>(input.getType()).getShape().back();
   if (ShapedType::isDynamic(width))
     return op->emitOpError("needs a static normalised width");
-  const Buffer &in = l.lookup(input);
-  const Buffer &gammaBuf = l.lookup(gamma);
-  const Buffer &dy = l.lookup(grad);
-  Buffer dx = l.allocateResult(op->getResult(0), in.dims);
-  Buffer dgamma = l.allocateResult(op->getResult(1), gammaBuf.dims);
-  Buffer dbeta;
+  Buffer in = l.lookup(input);
+  l.allocateResult(op->getResult(0), in.dims);
+  l.allocateLike(op->getResult(1), gamma);
   if (subtractMean)
-    dbeta = l.allocateResult(op->getResult(2), gammaBuf.dims);
-  Value rows;
-  l.atAllocationPoint([&] { rows = rowCount(l, in); });
+    l.allocateLike(op->getResult(2), gamma);
   // [rows, 2]: mean and rstd of each row, from pass 1 to pass 2.
-  Buffer stats = l.allocate(l.b.getF32Type(), {rows, l.allocIndex(2)});
-  if (l.sizeOnly())
-    return success();
+  l.allocate(l.b.getF32Type(), {rowCount(l, in), l.allocIndex(2)});
+  return success();
+}
+
+static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
+                         Value grad, double epsilon, bool subtractMean) {
+  int64_t width = cast<ShapedType>(input.getType()).getShape().back();
+  Buffer in = l.lookup(input);
+  Buffer dy = l.lookup(grad);
+  Buffer dx = l.lookup(op->getResult(0));
+  Buffer dgamma = l.lookup(op->getResult(1));
+  Buffer dbeta = subtractMean ? l.lookup(op->getResult(2)) : Buffer();
+  Buffer stats = l.takeScratch();
+  Value rows = stats.dims[0];
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  Value g = gammaBuf.flat;
+  Value g = l.lookup(gamma).flat;
   Value w = l.index(width);
   Value invWidth = l.f32(1.0 / double(width));
   auto mulf = [&](Value x, Value y) -> Value {
@@ -275,27 +337,48 @@ static LogicalResult lowerNormGrad(Operation *op, Lowering &l, Value input,
           terms.push_back(d);
         return terms;
       });
-  return success();
 }
 
-LogicalResult mlir::tfc::lowerLayerNormGrad(LayerNormGradOp op, Lowering &l) {
-  return lowerNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
-                       op.getEpsilon().convertToDouble(),
-                       /*subtractMean=*/true);
-}
+namespace {
 
-LogicalResult mlir::tfc::lowerRMSNormGrad(RMSNormGradOp op, Lowering &l) {
-  return lowerNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
-                       op.getEpsilon().convertToDouble(),
-                       /*subtractMean=*/false);
-}
+struct LayerNormGradLowering
+    : TfcOpLowering<LayerNormGradLowering, LayerNormGradOp> {
+  LogicalResult plan(LayerNormGradOp op, Lowering &l) const {
+    return planNormGrad(op, l, op.getInput(), op.getGamma(),
+                        /*subtractMean=*/true);
+  }
+  LogicalResult emit(LayerNormGradOp op, Lowering &l) const {
+    emitNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
+                 op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
+    return success();
+  }
+};
 
-LogicalResult mlir::tfc::lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l) {
+struct RMSNormGradLowering : TfcOpLowering<RMSNormGradLowering, RMSNormGradOp> {
+  LogicalResult plan(RMSNormGradOp op, Lowering &l) const {
+    return planNormGrad(op, l, op.getInput(), op.getGamma(),
+                        /*subtractMean=*/false);
+  }
+  LogicalResult emit(RMSNormGradOp op, Lowering &l) const {
+    emitNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
+                 op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+    return success();
+  }
+};
+
+} // namespace
+
+namespace {
+struct SoftmaxGradLowering
+    : ShapePreservingLowering<SoftmaxGradLowering, SoftmaxGradOp> {
+  LogicalResult emit(SoftmaxGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult SoftmaxGradLowering::emit(SoftmaxGradOp op, Lowering &l) const {
   const Buffer &p = l.lookup(op.getProbs());
   const Buffer &dp = l.lookup(op.getGrad());
-  Buffer out = l.allocateResult(op.getResult(), p.dims);
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = p.dims.back();
@@ -317,14 +400,19 @@ LogicalResult mlir::tfc::lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerMaskGrad(MaskGradOp op, Lowering &l) {
-  Buffer in = l.lookup(op.getGrad());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  // The entries lowerMask set to -inf are constants: no gradient flows.
-  if (!l.sizeOnly())
-    emitMaskCopy(l, in, out, op.getKind(), 0.0);
-  return success();
-}
+namespace {
+
+struct MaskGradLowering
+    : ShapePreservingLowering<MaskGradLowering, MaskGradOp> {
+  LogicalResult emit(MaskGradOp op, Lowering &l) const {
+    // The entries the mask set to -inf are constants: no gradient flows.
+    emitMaskCopy(l, l.lookup(op.getGrad()), l.lookup(op.getResult()),
+                 op.getKind(), 0.0);
+    return success();
+  }
+};
+
+} // namespace
 
 Value mlir::tfc::activationDerivative(Lowering &l, ActivationKind kind,
                                       Value x) {
@@ -388,12 +476,18 @@ Value mlir::tfc::activationDerivative(Lowering &l, ActivationKind kind,
   llvm_unreachable("unknown activation");
 }
 
-LogicalResult mlir::tfc::lowerActivationGrad(ActivationGradOp op, Lowering &l) {
+namespace {
+struct ActivationGradLowering
+    : ShapePreservingLowering<ActivationGradLowering, ActivationGradOp> {
+  LogicalResult emit(ActivationGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult ActivationGradLowering::emit(ActivationGradOp op,
+                                           Lowering &l) const {
   const Buffer &x = l.lookup(op.getInput());
   const Buffer &dy = l.lookup(op.getGrad());
-  Buffer out = l.allocateResult(op.getResult(), x.dims);
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
   emitElementwise(l, {x.flat, dy.flat}, out, [&](ValueRange v) -> Value {
     return arith::MulFOp::create(
         l.b, l.loc, activationDerivative(l, op.getKind(), v[0]), v[1]);
@@ -401,14 +495,18 @@ LogicalResult mlir::tfc::lowerActivationGrad(ActivationGradOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerGLUGrad(GLUGradOp op, Lowering &l) {
+namespace {
+struct GLUGradLowering : ShapePreservingLowering<GLUGradLowering, GLUGradOp> {
+  LogicalResult emit(GLUGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult GLUGradLowering::emit(GLUGradOp op, Lowering &l) const {
   const Buffer &gate = l.lookup(op.getGate());
   const Buffer &up = l.lookup(op.getUp());
   const Buffer &dy = l.lookup(op.getGrad());
-  Buffer dgate = l.allocateResult(op.getGateGrad(), gate.dims);
-  Buffer dup = l.allocateResult(op.getUpGrad(), gate.dims);
-  if (l.sizeOnly())
-    return success();
+  Buffer dgate = l.lookup(op.getGateGrad());
+  Buffer dup = l.lookup(op.getUpGrad());
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = gate.dims.back();
@@ -436,15 +534,27 @@ LogicalResult mlir::tfc::lowerGLUGrad(GLUGradOp op, Lowering &l) {
 // Gradients of embedding, positions, loss
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tfc::lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l) {
+namespace {
+struct EmbeddingGradLowering
+    : TfcOpLowering<EmbeddingGradLowering, EmbeddingGradOp> {
+  LogicalResult plan(EmbeddingGradOp op, Lowering &l) const;
+  LogicalResult emit(EmbeddingGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult EmbeddingGradLowering::plan(EmbeddingGradOp op,
+                                          Lowering &l) const {
+  // [vocab, d], static (verified).
+  l.allocateResult(op.getResult(), l.shapeOf(op.getResult().getType(),
+                                             [](unsigned) { return Value(); }));
+  return success();
+}
+
+LogicalResult EmbeddingGradLowering::emit(EmbeddingGradOp op,
+                                          Lowering &l) const {
   const Buffer &tokens = l.lookup(op.getTokens());
   const Buffer &dy = l.lookup(op.getGrad());
-  // [vocab, d], static (verified).
-  Buffer out = l.allocateResult(
-      op.getResult(),
-      l.shapeOf(op.getResult().getType(), [](unsigned) { return Value(); }));
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult()); // [vocab, d], static (verified).
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value width = out.dims[1];
@@ -472,14 +582,26 @@ LogicalResult mlir::tfc::lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerPositionsGrad(PositionsGradOp op, Lowering &l) {
-  const Buffer &dy = l.lookup(op.getGrad());
+namespace {
+struct PositionsGradLowering
+    : TfcOpLowering<PositionsGradLowering, PositionsGradOp> {
+  LogicalResult plan(PositionsGradOp op, Lowering &l) const;
+  LogicalResult emit(PositionsGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult PositionsGradLowering::plan(PositionsGradOp op,
+                                          Lowering &l) const {
   // [max_seq, d], static (verified).
-  Buffer out = l.allocateResult(
-      op.getResult(),
-      l.shapeOf(op.getResult().getType(), [](unsigned) { return Value(); }));
-  if (l.sizeOnly())
-    return success();
+  l.allocateResult(op.getResult(), l.shapeOf(op.getResult().getType(),
+                                             [](unsigned) { return Value(); }));
+  return success();
+}
+
+LogicalResult PositionsGradLowering::emit(PositionsGradOp op,
+                                          Lowering &l) const {
+  const Buffer &dy = l.lookup(op.getGrad());
+  Buffer out = l.lookup(op.getResult()); // [max_seq, d], static (verified).
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value batch = dy.dims[0], seq = dy.dims[1], width = out.dims[1];
@@ -505,16 +627,30 @@ LogicalResult mlir::tfc::lowerPositionsGrad(PositionsGradOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
-                                               Lowering &l) {
+namespace {
+struct CrossEntropyGradLowering
+    : TfcOpLowering<CrossEntropyGradLowering, CrossEntropyGradOp> {
+  LogicalResult plan(CrossEntropyGradOp op, Lowering &l) const;
+  LogicalResult emit(CrossEntropyGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult CrossEntropyGradLowering::plan(CrossEntropyGradOp op,
+                                             Lowering &l) const {
+  l.allocateLike(op.getResult(), op.getLogits());
+  // The count of valid targets, in the workspace (see the loss head).
+  l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
+  return success();
+}
+
+LogicalResult CrossEntropyGradLowering::emit(CrossEntropyGradOp op,
+                                             Lowering &l) const {
   const Buffer &logits = l.lookup(op.getLogits());
   const Buffer &targets = l.lookup(op.getTargets());
   const Buffer &dloss = l.lookup(op.getGrad());
-  Buffer out = l.allocateResult(op.getResult(), logits.dims);
-  // The count of valid targets, in the workspace (see lowerLossHead).
-  Buffer validCount = l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
-  if (l.sizeOnly())
-    return success();
+  Buffer out = l.lookup(op.getResult());
+  // The count of valid targets, in the workspace (see the loss head).
+  Buffer validCount = l.takeScratch();
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value rows = l.mul(logits.dims[0], logits.dims[1]);
@@ -553,4 +689,12 @@ LogicalResult mlir::tfc::lowerCrossEntropyGrad(CrossEntropyGradOp op,
     });
   });
   return success();
+}
+
+void mlir::tfc::populateGradLowerings(OpLoweringSet &set) {
+  set.add<AddLowering, ZerosLikeLowering, LinearWeightGradLowering,
+          ReduceRowsLowering, BatchMatmulLowering, LayerNormGradLowering,
+          RMSNormGradLowering, SoftmaxGradLowering, MaskGradLowering,
+          ActivationGradLowering, GLUGradLowering, EmbeddingGradLowering,
+          PositionsGradLowering, CrossEntropyGradLowering>();
 }

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -25,37 +26,18 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  const Buffer &w = l.lookup(op.getWeight());
-  const Buffer &targets = l.lookup(op.getTargets());
+/// The logits, exactly as the linear lowering computes them.
+static MatmulProblem headProblem(LossHeadOp op, Lowering &l) {
+  Buffer in = l.lookup(op.getInput());
+  Buffer w = l.lookup(op.getWeight());
+  Buffer logits = l.lookup(op.getLogits());
   int64_t inWidth = op.getInFeatures(), vocabSize = op.getOutFeatures();
-  if (ShapedType::isDynamic(inWidth) || ShapedType::isDynamic(vocabSize))
-    return op->emitOpError("needs a weight of static shape");
-  SmallVector<Value> dims = {in.dims[0], in.dims[1], l.allocIndex(vocabSize)};
-  Buffer logits = l.allocateResult(op.getLogits(), dims);
-  Buffer loss = l.allocateResult(op.getLoss(), {});
-  // The gradient is computed only for backward (a save slot) or a use.
-  bool needGrad = !op.getLogitsGrad().use_empty() ||
-                  getSaveSlot(cast<OpResult>(op.getLogitsGrad())).has_value();
-  Buffer dLogits;
-  if (needGrad)
-    dLogits = l.allocateResult(op.getLogitsGrad(), dims);
-  Value rows;
-  l.atAllocationPoint([&] { rows = l.mul(in.dims[0], in.dims[1]); });
-  Buffer perRow = l.allocate(l.b.getF32Type(), {rows});
-  // The number of valid targets, kept in the workspace: every memory access
-  // stays inside a parallel loop (a one-iteration one for the serial parts),
-  // which the CUDA target runs as kernels.
-  Buffer validCount = l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
-
-  // The logits, exactly as lowerLinear computes them.
   MatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   l.atAllocationPoint([&] {
     Value zero = l.index(0), one = l.index(1);
     p.batch = one;
-    p.m = rows;
+    p.m = l.mul(in.dims[0], in.dims[1]);
     p.n = l.index(vocabSize);
     p.k = l.index(inWidth);
     p.a = MatrixRef{in.flat, zero, zero, p.k, one};
@@ -63,11 +45,55 @@ LogicalResult mlir::tfc::lowerLossHead(LossHeadOp op, Lowering &l) {
                                      : MatrixRef{w.flat, zero, zero, p.n, one};
     p.c = MatrixRef{logits.flat, zero, zero, p.n, one};
   });
-  if (op.getBias() && !l.sizeOnly())
-    p.bias = l.lookup(op.getBias()).flat;
-  emitMatmul(l, p);
-  if (l.sizeOnly())
-    return success();
+  p.bias = l.flatOf(op.getBias());
+  return p;
+}
+
+namespace {
+
+struct LossHeadLowering : TfcOpLowering<LossHeadLowering, LossHeadOp> {
+  LogicalResult plan(LossHeadOp op, Lowering &l) const;
+  LogicalResult emit(LossHeadOp op, Lowering &l) const;
+};
+
+} // namespace
+
+LogicalResult LossHeadLowering::plan(LossHeadOp op, Lowering &l) const {
+  Buffer in = l.lookup(op.getInput());
+  int64_t inWidth = op.getInFeatures(), vocabSize = op.getOutFeatures();
+  if (ShapedType::isDynamic(inWidth) || ShapedType::isDynamic(vocabSize))
+    return op->emitOpError("needs a weight of static shape");
+  SmallVector<Value> dims = {in.dims[0], in.dims[1], l.allocIndex(vocabSize)};
+  l.allocateResult(op.getLogits(), dims);
+  l.allocateResult(op.getLoss(), {});
+  // The gradient is computed only for backward (a save slot) or a use.
+  bool needGrad = !op.getLogitsGrad().use_empty() ||
+                  getSaveSlot(cast<OpResult>(op.getLogitsGrad())).has_value();
+  if (needGrad)
+    l.allocateResult(op.getLogitsGrad(), dims);
+  // Scratch: the per-row losses, and the number of valid targets, kept in
+  // the workspace: every memory access stays inside a parallel loop (a
+  // one-iteration one for the serial parts), which the CUDA target runs as
+  // kernels. Then the matmul's.
+  l.allocate(l.b.getF32Type(), {l.mul(in.dims[0], in.dims[1])});
+  l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
+  planMatmul(l, headProblem(op, l));
+  return success();
+}
+
+LogicalResult LossHeadLowering::emit(LossHeadOp op, Lowering &l) const {
+  Buffer targets = l.lookup(op.getTargets());
+  Buffer logits = l.lookup(op.getLogits());
+  Buffer loss = l.lookup(op.getLoss());
+  Buffer dLogits;
+  if (l.hasBuffer(op.getLogitsGrad()))
+    dLogits = l.lookup(op.getLogitsGrad());
+  bool needGrad = bool(dLogits.flat);
+  Buffer perRow = l.takeScratch();
+  Buffer validCount = l.takeScratch();
+  Value rows = perRow.dims[0];
+  int64_t vocabSize = op.getOutFeatures();
+  emitMatmul(l, headProblem(op, l));
 
   OpBuilder &b = l.b;
   Location loc = l.loc;
@@ -174,14 +200,21 @@ void mlir::tfc::emitValidTargetCount(Lowering &l, Value targets, Value rows,
   });
 }
 
-LogicalResult mlir::tfc::lowerScaleBy(ScaleByOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
+namespace {
+
+struct ScaleByLowering : ShapePreservingLowering<ScaleByLowering, ScaleByOp> {
+  LogicalResult emit(ScaleByOp op, Lowering &l) const {
+    Value factor = l.load(l.lookup(op.getFactor()).flat, l.index(0));
+    emitElementwise(l, {l.lookup(op.getInput()).flat}, l.lookup(op.getResult()),
+                    [&](ValueRange x) -> Value {
+                      return arith::MulFOp::create(l.b, l.loc, x[0], factor);
+                    });
     return success();
-  Value factor = l.load(l.lookup(op.getFactor()).flat, l.index(0));
-  emitElementwise(l, {in.flat}, out, [&](ValueRange x) -> Value {
-    return arith::MulFOp::create(l.b, l.loc, x[0], factor);
-  });
-  return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateLossHeadLowerings(OpLoweringSet &set) {
+  set.add<LossHeadLowering, ScaleByLowering>();
 }

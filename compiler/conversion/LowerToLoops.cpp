@@ -24,10 +24,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -157,9 +159,9 @@ struct Interface {
 class ModelLowering {
 public:
   ModelLowering(func::FuncOp model, func::FuncOp grad, int64_t vectorWidth,
-                bool hostMemory)
+                bool hostMemory, const OpLoweringSet &lowerings)
       : model(model), grad(grad), vectorWidth(vectorWidth),
-        hostMemory(hostMemory),
+        hostMemory(hostMemory), lowerings(lowerings),
         name(model->getAttrOfType<StringAttr>("tfc.model").getValue().str()) {}
 
   LogicalResult emitForward(OpBuilder &mb);
@@ -168,8 +170,8 @@ public:
 
 private:
   /// A Lowering for this model and target.
-  Lowering makeLowering(OpBuilder &b, Location loc, Lowering::Mode mode) {
-    Lowering l(b, loc, mode, vectorWidth);
+  Lowering makeLowering(OpBuilder &b, Location loc) {
+    Lowering l(b, loc, vectorWidth);
     l.gpu = !hostMemory;
     auto dtype = model->getAttrOfType<StringAttr>("tfc.linear_dtype");
     l.bf16Linear = dtype && dtype.getValue() == "bf16";
@@ -214,35 +216,44 @@ private:
   /// A user array of `role`'s shape (Emit mode), or its dims only.
   Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
 
-  /// Forward's walk, shared by NAME_forward (Emit), the replay that finds
-  /// the saved slots for NAME_backward, and NAME_workspace_size (SizeOnly).
-  /// `inputs` are the user's arrays in argument order (params excluded);
-  /// `outputs` the user's result arrays.
-  LogicalResult walkForward(Lowering &l, ArrayRef<Buffer> inputs,
+  /// Forward's plan, shared by NAME_forward, NAME_backward (which needs
+  /// forward's saved slots, and puts its own buffers after forward's) and
+  /// NAME_workspace_size. `inputs` are the user's arrays in argument order
+  /// (params excluded); `outputs` the user's result arrays.
+  LogicalResult planForward(Lowering &l, ArrayRef<Buffer> inputs,
                             ArrayRef<Buffer> outputs);
-  /// walkForward in SizeOnly mode with the user's arrays as shapes only:
-  /// reproduces forward's allocations (and saved slots) in another function.
-  LogicalResult replayForward(Lowering &l);
+  /// Forward's compute into the planned buffers.
+  LogicalResult emitForwardBody(Lowering &l, ArrayRef<Buffer> inputs,
+                                ArrayRef<Buffer> outputs);
+  /// planForward with placeholder user arrays (shapes only): forward's
+  /// allocations (and saved slots) in another function.
+  LogicalResult planForwardOnly(Lowering &l);
   /// The workspace word where forward's token check leaves the index of the
-  /// first token id outside the vocabulary (-1: none), allocated before
-  /// walkForward's buffers by forward and by every replay; null without
-  /// tokens.
+  /// first token id outside the vocabulary (-1: none), reserved before
+  /// forward's buffers by every plan of forward; null without tokens.
   Buffer allocateTokenCheck(Lowering &l);
-  LogicalResult walkBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
-                             Buffer dParams, ArrayRef<Buffer> dInputs);
+  LogicalResult planBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
+                             Buffer dParams);
+  LogicalResult emitBackwardBody(Lowering &l, ArrayRef<Buffer> dInputs);
 
-  LogicalResult lowerBody(Lowering &l, Block &block);
-  LogicalResult lowerOp(Lowering &l, Operation *op);
-  LogicalResult lowerLoop(Lowering &l, scf::ForOp loop);
-  LogicalResult lowerConstant(Lowering &l, arith::ConstantOp constant);
+  /// The two phases over a block: plan reserves (with the builder at the
+  /// allocation point), emit writes the loops.
+  LogicalResult planBody(Lowering &l, Block &block);
+  LogicalResult emitBody(Lowering &l, Block &block);
+  LogicalResult planLoop(Lowering &l, scf::ForOp loop);
+  LogicalResult emitLoop(Lowering &l, scf::ForOp loop);
+  /// A tfc op through its OpLowering.
+  LogicalResult planOp(Lowering &l, Operation *op);
+  LogicalResult emitOp(Lowering &l, Operation *op);
 
   func::FuncOp model, grad;
   int64_t vectorWidth;
   bool hostMemory; // The host may read the user's arrays (not CUDA).
+  const OpLoweringSet &lowerings;
   std::string name;
-  Value params;             // Flat parameter memref (Emit mode).
   Value batch, seq, encSeq; // index values at the allocation point.
-  IRMapping scalars;        // Index values of the model -> lowered ones.
+  /// The depth loops' carry buffers, from their plan to their emission.
+  llvm::DenseMap<Operation *, SmallVector<Buffer>> loopCarries;
 };
 
 SmallVector<Value> ModelLowering::shapeForRole(Lowering &l, StringRef role,
@@ -295,10 +306,14 @@ Buffer ModelLowering::userBuffer(Lowering &l, Value ptr, StringRef role,
   Buffer buffer;
   l.atAllocationPoint([&] {
     buffer.dims = shapeForRole(l, role, type);
-    if (!l.sizeOnly())
-      buffer.flat = memrefFromPointer(l.b, l.loc, ptr,
-                                      cast<ShapedType>(type).getElementType(),
-                                      l.product(buffer.dims));
+    // Functions without the array (plans of forward elsewhere) view null:
+    // their plan sees the same buffers, and the view is dead code.
+    if (!ptr)
+      ptr = LLVM::ZeroOp::create(l.b, l.loc,
+                                 LLVM::LLVMPointerType::get(l.b.getContext()));
+    buffer.flat = memrefFromPointer(l.b, l.loc, ptr,
+                                    cast<ShapedType>(type).getElementType(),
+                                    l.product(buffer.dims));
   });
   return buffer;
 }
@@ -363,8 +378,8 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
        kWorkspace,
        "workspace 0x%llx is not 64-byte aligned",
        {wsInt}});
-  // The size the caller must provide: NAME_workspace_size replays the same
-  // allocations (-1 for out-of-range sizes, caught by a check above).
+  // The size the caller must provide: NAME_workspace_size is the same plan
+  // (-1 for out-of-range sizes, caught by a check above).
   Value needed = func::CallOp::create(b, loc, name + "_workspace_size",
                                       TypeRange{i64}, entry.sizes)
                      .getResult(0);
@@ -479,8 +494,8 @@ Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
   l.atAllocationPoint([&] {
     paramCount =
         l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    params = memrefFromPointer(l.b, l.loc, entry.pointers[0], l.b.getF32Type(),
-                               paramCount);
+    l.setParams(memrefFromPointer(l.b, l.loc, entry.pointers[0],
+                                  l.b.getF32Type(), paramCount));
     // The workspace's size is the caller's promise (NAME_workspace_size).
     l.setWorkspace(memrefFromPointer(l.b, l.loc, entry.workspace,
                                      l.b.getI8Type(), l.index(INT64_MAX / 2)));
@@ -488,8 +503,23 @@ Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
   return paramCount;
 }
 
+/// Erases the views and index arithmetic nothing reads: the plans of
+/// functions that only need their sizes (NAME_workspace_size, forward's plan
+/// in NAME_backward) leave them behind.
+static void eraseDeadPlanCode(func::FuncOp func) {
+  // In reverse pre-order, users (and nested ops) come before what they use
+  // (and their parents): an erased op's operands are visited after it, and
+  // nothing visited was erased with a parent.
+  SmallVector<Operation *> ops;
+  func->walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : llvm::reverse(ops))
+    if (op != func && isOpTriviallyDead(op))
+      op->erase();
+}
+
 void ModelLowering::finishEntry(Lowering &l, Entry &entry) {
   entry.marker->erase();
+  eraseDeadPlanCode(entry.func);
 }
 
 LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
@@ -508,7 +538,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
-  Lowering l = makeLowering(b, loc, Lowering::Mode::Emit);
+  Lowering l = makeLowering(b, loc);
   l.setAllocationPoint(entry.marker);
   bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
@@ -522,6 +552,11 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
     outputs.push_back(userBuffer(l, entry.pointers[1 + inputArgs.size() + i],
                                  role, model.getResultTypes()[i]));
+  // The plan: the token check's word, then forward's buffers.
+  Buffer tokenCheck = allocateTokenCheck(l);
+  if (failed(planForward(l, inputs, outputs)))
+    return failure();
+  l.setPhase(Lowering::Phase::Emit);
 
   // Token ids outside the vocabulary are an argument error, found before any
   // compute: the loop finds the first one (-1: none).
@@ -535,7 +570,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
     // One serial scan in a one-iteration parallel loop (a kernel on CUDA)
     // whose result the host reads back from the workspace.
-    Buffer result = allocateTokenCheck(l);
+    Buffer result = tokenCheck;
     l.kernelName = "token_check";
     l.parallelFor(l.index(1), [&](Value) {
       Value scan = l.forLoop(
@@ -590,7 +625,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
         ValueRange{arith::ConstantIntOp::create(b, loc, kBadArgument, 32)});
   }
   b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
-  if (failed(walkForward(l, inputs, outputs)))
+  if (failed(emitForwardBody(l, inputs, outputs)))
     return failure();
   SmallVector<std::tuple<StringRef, Value, Value>> written;
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
@@ -604,7 +639,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   return success();
 }
 
-LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
+LogicalResult ModelLowering::planForward(Lowering &l, ArrayRef<Buffer> inputs,
                                          ArrayRef<Buffer> outputs) {
   Block &body = model.getBody().front();
   unsigned input = 0;
@@ -616,10 +651,9 @@ LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
     // only the workspace, not forward's inputs.
     if (auto slot = model.getArgAttrOfType<IntegerAttr>(i, "tfc.save")) {
       Type elementType = cast<ShapedType>(arg.getType()).getElementType();
-      Buffer saved = l.allocateSaved(slot.getInt(), elementType, buffer.dims);
-      if (!l.sizeOnly())
-        emitCopy(l, buffer.flat, saved.flat, l.product(buffer.dims));
-      buffer = saved;
+      l.atAllocationPoint([&] {
+        buffer = l.allocateSaved(slot.getInt(), elementType, buffer.dims);
+      });
     }
     l.bind(arg, buffer);
   }
@@ -632,10 +666,25 @@ LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
         def && def->getBlock() == &body && isa<TfcDialect>(def->getDialect()) &&
         !getSaveSlot(cast<OpResult>(value)))
       l.preassign(value, outputs[i]);
-  if (failed(lowerBody(l, body)))
+  return planBody(l, body);
+}
+
+LogicalResult ModelLowering::emitForwardBody(Lowering &l,
+                                             ArrayRef<Buffer> inputs,
+                                             ArrayRef<Buffer> outputs) {
+  Block &body = model.getBody().front();
+  unsigned input = 0;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    if (roleOf(model.getArgAttrsAttr(), i) == "params")
+      continue;
+    const Buffer &user = inputs[input++];
+    Buffer planned = l.lookup(arg);
+    if (planned.flat != user.flat)
+      emitCopy(l, user.flat, planned.flat, l.product(user.dims));
+  }
+  if (failed(emitBody(l, body)))
     return failure();
-  if (l.sizeOnly())
-    return success();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (l.lookup(value).flat != outputs[i].flat)
       emitCopy(l, l.lookup(value).flat, outputs[i].flat,
@@ -643,8 +692,8 @@ LogicalResult ModelLowering::walkForward(Lowering &l, ArrayRef<Buffer> inputs,
   return success();
 }
 
-LogicalResult ModelLowering::replayForward(Lowering &l) {
-  assert(l.sizeOnly() && "a replay emits no compute");
+LogicalResult ModelLowering::planForwardOnly(Lowering &l) {
+  assert(l.phase() == Lowering::Phase::Plan && "a plan emits no compute");
   Interface iface(model);
   SmallVector<Buffer> inputs, outputs;
   for (auto [i, role] : llvm::enumerate(iface.argRoles))
@@ -654,7 +703,7 @@ LogicalResult ModelLowering::replayForward(Lowering &l) {
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
     outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
   allocateTokenCheck(l);
-  return walkForward(l, inputs, outputs);
+  return planForward(l, inputs, outputs);
 }
 
 Buffer ModelLowering::allocateTokenCheck(Lowering &l) {
@@ -685,16 +734,14 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   OpBuilder b(entry.marker->getContext());
   b.setInsertionPointAfter(entry.marker);
   Location loc = model.getLoc();
-  Lowering l = makeLowering(b, loc, Lowering::Mode::Emit);
+  Lowering l = makeLowering(b, loc);
   l.setAllocationPoint(entry.marker);
   Value paramCount = bindEntry(l, entry);
 
-  // Replay forward's allocations: the saved slots are where forward left
-  // them, and backward's own buffers come after forward's.
-  l.setMode(Lowering::Mode::SizeOnly);
-  if (failed(replayForward(l)))
+  // Forward's plan: the saved slots are where forward left them, and
+  // backward's own buffers come after forward's.
+  if (failed(planForwardOnly(l)))
     return failure();
-  l.setMode(Lowering::Mode::Emit);
 
   SmallVector<Buffer> dOutputs, dInputs;
   for (auto [k, i] : llvm::enumerate(dOutputArgs))
@@ -710,7 +757,10 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
     dParams.flat = memrefFromPointer(b, loc, entry.pointers.back(),
                                      b.getF32Type(), paramCount);
   });
-  if (failed(walkBackward(l, dOutputs, dParams, dInputs)))
+  if (failed(planBackward(l, dOutputs, dParams)))
+    return failure();
+  l.setPhase(Lowering::Phase::Emit);
+  if (failed(emitBackwardBody(l, dInputs)))
     return failure();
   SmallVector<std::tuple<StringRef, Value, Value>> written;
   for (unsigned k = 0; k < numDInputs; ++k)
@@ -726,10 +776,9 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   return success();
 }
 
-LogicalResult ModelLowering::walkBackward(Lowering &l,
+LogicalResult ModelLowering::planBackward(Lowering &l,
                                           ArrayRef<Buffer> dOutputs,
-                                          Buffer dParams,
-                                          ArrayRef<Buffer> dInputs) {
+                                          Buffer dParams) {
   Block &body = grad.getBody().front();
   unsigned next = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
@@ -744,10 +793,14 @@ LogicalResult ModelLowering::walkBackward(Lowering &l,
     }
     l.bind(arg, dOutputs[next++]);
   }
-  if (failed(lowerBody(l, body)))
+  return planBody(l, body);
+}
+
+LogicalResult ModelLowering::emitBackwardBody(Lowering &l,
+                                              ArrayRef<Buffer> dInputs) {
+  Block &body = grad.getBody().front();
+  if (failed(emitBody(l, body)))
     return failure();
-  if (l.sizeOnly())
-    return success();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [k, value] : llvm::enumerate(ret.getOperands().drop_front()))
     emitCopy(l, l.lookup(value).flat, dInputs[k].flat,
@@ -775,11 +828,17 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   b.setInsertionPointToStart(&ifBad.getElseRegion().front());
 
   Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
-  Lowering l = makeLowering(b, loc, Lowering::Mode::SizeOnly);
+  Lowering l = makeLowering(b, loc);
   l.setAllocationPoint(marker);
   bindSizes(l, sizes);
+  // The plans of the entry points: a null workspace, whose views are dead.
+  l.atAllocationPoint([&] {
+    Value null = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+    l.setWorkspace(
+        memrefFromPointer(b, loc, null, b.getI8Type(), l.index(INT64_MAX / 2)));
+  });
   // Forward's buffers, then (for training) backward's after them.
-  if (failed(replayForward(l)))
+  if (failed(planForwardOnly(l)))
     return failure();
   if (grad) {
     Interface gradIface(grad);
@@ -792,8 +851,12 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
     l.atAllocationPoint([&] {
       dParams.dims = {l.index(
           model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt())};
+      Value null =
+          LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+      dParams.flat =
+          memrefFromPointer(b, loc, null, b.getF32Type(), dParams.dims[0]);
     });
-    if (failed(walkBackward(l, dOutputs, dParams, dInputs)))
+    if (failed(planBackward(l, dOutputs, dParams)))
       return failure();
   }
   Value total;
@@ -804,120 +867,98 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   marker->erase();
   b.setInsertionPointAfter(ifBad);
   func::ReturnOp::create(b, loc, ifBad.getResult(0));
+  eraseDeadPlanCode(func);
   return success();
 }
 
-LogicalResult ModelLowering::lowerBody(Lowering &l, Block &block) {
+LogicalResult ModelLowering::planBody(Lowering &l, Block &block) {
+  OpBuilder::InsertionGuard guard(l.b);
   for (Operation &op : block.without_terminator()) {
+    l.b.setInsertionPoint(l.allocationPoint());
+    LogicalResult planned =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](arith::ConstantOp constant) -> LogicalResult {
+              if (constant.getType().isIndex()) {
+                l.mapScalar(constant, l.b.clone(*constant)->getResult(0));
+                return success();
+              }
+              // A splat f32 tensor (the seed 1 of d_loss): a filled buffer.
+              auto type = dyn_cast<RankedTensorType>(constant.getType());
+              if (!type || !isa<SplatElementsAttr>(constant.getValue()) ||
+                  !type.getElementType().isF32() || !type.hasStaticShape())
+                return constant.emitOpError(
+                    "only index constants and static splat f32 tensors can "
+                    "be lowered");
+              l.allocateResult(
+                  constant, l.shapeOf(type, [](unsigned) { return Value(); }));
+              return success();
+            })
+            .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp>(
+                [&](Operation *arith) -> LogicalResult {
+                  // Lowered where they are (they may use the layer index).
+                  if (!arith->getResult(0).getType().isIndex())
+                    return arith->emitOpError(
+                        "only index arithmetic can be lowered");
+                  return success();
+                })
+            .Case([&](scf::ForOp loop) { return planLoop(l, loop); })
+            .Default([&](Operation *other) { return planOp(l, other); });
+    if (failed(planned))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ModelLowering::emitBody(Lowering &l, Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    // Every op's loops are kernels named after it on CUDA ("for": the depth
+    // loop's carry copies).
     l.kernelName = op.getName().stripDialect().str();
-    if (failed(lowerOp(l, &op)))
+    LogicalResult emitted =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](arith::ConstantOp constant) {
+              if (constant.getType().isIndex())
+                return success();
+              Buffer buffer = l.lookup(constant);
+              auto splat = cast<SplatElementsAttr>(constant.getValue());
+              Value value =
+                  l.f32(splat.getSplatValue<APFloat>().convertToDouble());
+              l.parallelFor(l.product(buffer.dims),
+                            [&](Value i) { l.store(value, buffer.flat, i); });
+              return success();
+            })
+            .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp>(
+                [&](Operation *arith) {
+                  l.mapScalar(
+                      arith->getResult(0),
+                      l.b.clone(*arith, l.scalarMapping())->getResult(0));
+                  return success();
+                })
+            .Case([&](scf::ForOp loop) { return emitLoop(l, loop); })
+            .Default([&](Operation *other) { return emitOp(l, other); });
+    if (failed(emitted))
       return failure();
   }
   l.kernelName.clear();
   return success();
 }
 
-LogicalResult ModelLowering::lowerConstant(Lowering &l,
-                                           arith::ConstantOp constant) {
-  if (constant.getType().isIndex()) {
-    Value lowered;
-    l.atAllocationPoint([&] { lowered = l.b.clone(*constant)->getResult(0); });
-    scalars.map(constant.getResult(), lowered);
-    return success();
-  }
-  // A splat f32 tensor (the seed 1 of d_loss): a filled buffer.
-  auto type = dyn_cast<RankedTensorType>(constant.getType());
-  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-  if (!type || !splat || !type.getElementType().isF32() ||
-      !type.hasStaticShape())
-    return constant.emitOpError(
-        "only index constants and static splat f32 tensors can be lowered");
-  SmallVector<Value> dims = l.shapeOf(type, [](unsigned) { return Value(); });
-  Buffer buffer = l.allocateResult(constant.getResult(), dims);
-  if (l.sizeOnly())
-    return success();
-  Value value = l.f32(splat.getSplatValue<APFloat>().convertToDouble());
-  l.parallelFor(l.product(dims),
-                [&](Value i) { l.store(value, buffer.flat, i); });
-  return success();
+LogicalResult ModelLowering::planOp(Lowering &l, Operation *op) {
+  const OpLowering *lowering = lowerings.lookup(op);
+  if (!lowering)
+    return op->emitOpError("cannot be lowered by tfc-lower-to-loops");
+  l.beginOp(op);
+  if (failed(lowering->plan(op, l)))
+    return failure();
+  return l.endOp();
 }
 
-LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
-  auto indexArith = [&](Operation *arith) -> LogicalResult {
-    if (!arith->getResult(0).getType().isIndex())
-      return arith->emitOpError("only index arithmetic can be lowered");
-    scalars.map(arith->getResult(0), l.b.clone(*arith, scalars)->getResult(0));
-    return success();
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](arith::ConstantOp c) { return lowerConstant(l, c); })
-      .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp>(
-          indexArith)
-      .Case([&](scf::ForOp loop) { return lowerLoop(l, loop); })
-      .Case([&](ParamOp p) {
-        Value layer = p.getLayer() ? scalars.lookup(p.getLayer()) : Value();
-        return lowerParam(p, l, params, layer);
-      })
-      .Case([&](ParamGradOp p) {
-        Value layer = p.getLayer() ? scalars.lookup(p.getLayer()) : Value();
-        return lowerParamGrad(p, l, layer);
-      })
-      .Case([&](SavedOp s) -> LogicalResult {
-        if (!l.hasSlot(s.getSlot()))
-          return s.emitOpError("reads slot ")
-                 << s.getSlot() << ", which forward does not save";
-        Value layer = s.getLayer() ? scalars.lookup(s.getLayer()) : Value();
-        l.bind(s.getResult(), l.savedView(s.getSlot(), layer));
-        return success();
-      })
-      .Case([&](LinearOp o) { return lowerLinear(o, l); })
-      .Case([&](LayerNormOp o) { return lowerLayerNorm(o, l); })
-      .Case([&](RMSNormOp o) { return lowerRMSNorm(o, l); })
-      .Case([&](SplitHeadsOp o) { return lowerSplitHeads(o, l); })
-      .Case([&](MergeHeadsOp o) { return lowerMergeHeads(o, l); })
-      .Case([&](AttentionScoresOp o) { return lowerAttentionScores(o, l); })
-      .Case([&](AttentionContextOp o) { return lowerAttentionContext(o, l); })
-      .Case([&](MaskOp o) { return lowerMask(o, l); })
-      .Case([&](SoftmaxOp o) { return lowerSoftmax(o, l); })
-      .Case([&](ScaleOp o) { return lowerScale(o, l); })
-      .Case([&](ActivationOp o) { return lowerActivation(o, l); })
-      .Case([&](GLUOp o) { return lowerGLU(o, l); })
-      .Case([&](ResidualAddOp o) { return lowerResidualAdd(o, l); })
-      .Case([&](EmbeddingOp o) { return lowerEmbedding(o, l); })
-      .Case([&](AddPositionsOp o) { return lowerAddPositions(o, l); })
-      .Case([&](CrossEntropyOp o) { return lowerCrossEntropy(o, l); })
-      .Case([&](AddOp o) { return lowerAdd(o, l); })
-      .Case([&](ZerosLikeOp o) { return lowerZerosLike(o, l); })
-      .Case([&](LinearWeightGradOp o) { return lowerLinearWeightGrad(o, l); })
-      .Case([&](ReduceRowsOp o) { return lowerReduceRows(o, l); })
-      .Case([&](BatchMatmulOp o) { return lowerBatchMatmul(o, l); })
-      .Case([&](LayerNormGradOp o) { return lowerLayerNormGrad(o, l); })
-      .Case([&](RMSNormGradOp o) { return lowerRMSNormGrad(o, l); })
-      .Case([&](SoftmaxGradOp o) { return lowerSoftmaxGrad(o, l); })
-      .Case([&](MaskGradOp o) { return lowerMaskGrad(o, l); })
-      .Case([&](ActivationGradOp o) { return lowerActivationGrad(o, l); })
-      .Case([&](GLUGradOp o) { return lowerGLUGrad(o, l); })
-      .Case([&](EmbeddingGradOp o) { return lowerEmbeddingGrad(o, l); })
-      .Case([&](PositionsGradOp o) { return lowerPositionsGrad(o, l); })
-      .Case([&](CrossEntropyGradOp o) { return lowerCrossEntropyGrad(o, l); })
-      .Case([&](LinearActOp o) { return lowerLinearAct(o, l); })
-      .Case([&](MergedLinearOp o) { return lowerMergedLinear(o, l); })
-      .Case([&](GLULinearOp o) { return lowerGLULinear(o, l); })
-      .Case([&](MergedInputGradOp o) { return lowerMergedInputGrad(o, l); })
-      .Case([&](MergedWeightGradOp o) { return lowerMergedWeightGrad(o, l); })
-      .Case([&](LinearActWeightGradOp o) {
-        return lowerLinearActWeightGrad(o, l);
-      })
-      .Case([&](ResidualNormOp o) { return lowerResidualNorm(o, l); })
-      .Case([&](ResidualNormGradOp o) { return lowerResidualNormGrad(o, l); })
-      .Case([&](LossHeadOp o) { return lowerLossHead(o, l); })
-      .Case([&](ScaleByOp o) { return lowerScaleBy(o, l); })
-      .Case([&](FlashAttentionOp o) { return lowerFlashAttention(o, l); })
-      .Case(
-          [&](FlashAttentionGradOp o) { return lowerFlashAttentionGrad(o, l); })
-      .Default([&](Operation *other) {
-        return other->emitOpError("cannot be lowered by tfc-lower-to-loops");
-      });
+LogicalResult ModelLowering::emitOp(Lowering &l, Operation *op) {
+  l.beginOp(op);
+  l.bindSavedResults(op);
+  if (failed(lowerings.lookup(op)->emit(op, l)))
+    return failure();
+  return l.endOp();
 }
 
 /// A loop carries tensors in buffers: values updated in place (d_params)
@@ -925,13 +966,15 @@ LogicalResult ModelLowering::lowerOp(Lowering &l, Operation *op) {
 /// one carry buffer each, which the yielded value is copied back into. The
 /// body's other buffers have fixed offsets, reused by every iteration,
 /// except what forward saves for backward: one copy per layer.
-LogicalResult ModelLowering::lowerLoop(Lowering &l, scf::ForOp loop) {
+LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
   if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
       !matchPattern(loop.getStep(), m_One()))
     return loop.emitOpError("the depth loop must run from 0 with step 1");
+  Value depth = l.scalar(loop.getUpperBound());
+  if (!depth)
+    return loop.emitOpError("the depth loop's trip count must be a constant");
   Block &body = *loop.getBody();
-  auto yield = cast<scf::YieldOp>(body.getTerminator());
-  SmallVector<Buffer> carries;
+  SmallVector<Buffer> &carries = loopCarries[loop];
   for (auto [k, init] : llvm::enumerate(loop.getInitArgs())) {
     Buffer initBuf = l.lookup(init);
     Buffer carry =
@@ -939,8 +982,6 @@ LogicalResult ModelLowering::lowerLoop(Lowering &l, scf::ForOp loop) {
             ? initBuf
             : l.allocate(cast<ShapedType>(init.getType()).getElementType(),
                          initBuf.dims);
-    if (!l.sizeOnly() && carry.flat != initBuf.flat)
-      emitCopy(l, initBuf.flat, carry.flat, l.product(carry.dims));
     carries.push_back(carry);
     l.bind(body.getArgument(1 + k), carry);
     l.bind(loop.getResult(k), carry);
@@ -948,63 +989,62 @@ LogicalResult ModelLowering::lowerLoop(Lowering &l, scf::ForOp loop) {
   if (l.isInPlace(carries.empty() ? Value() : carries[0].flat))
     return loop.emitOpError("the first loop-carried value cannot be in place");
 
-  Value depth = scalars.lookup(loop.getUpperBound());
-  auto iterArgSlot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg");
-  // Saves the layer's input before the body overwrites nothing: the carry
-  // is only written at the yield, so a copy at the top is the input.
-  auto saveIterArg = [&](Value layer) {
-    if (!iterArgSlot)
-      return;
-    l.setLoopContext(depth, layer);
-    Buffer saved = l.allocateSaved(
-        iterArgSlot.getInt(),
+  l.setLoopContext(depth, Value());
+  // The layer's input, saved per layer (copied at the top of each layer).
+  if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg"))
+    l.allocateSaved(
+        slot.getInt(),
         cast<ShapedType>(body.getArgument(1).getType()).getElementType(),
         carries[0].dims);
-    if (!l.sizeOnly())
-      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
-  };
-
+  LogicalResult result = planBody(l, body);
+  l.setLoopContext(Value(), Value());
   // The loop's result saved for backward (tfc.save on the loop): a copy
   // after the loop.
-  auto saveResult = [&]() {
-    auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save");
-    if (!slot)
-      return;
-    Buffer saved = l.allocateSaved(
-        slot.getInt(),
-        cast<ShapedType>(loop.getResult(0).getType()).getElementType(),
-        carries[0].dims);
-    if (!l.sizeOnly())
-      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
-    l.bind(loop.getResult(0), saved);
-  };
+  if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save"))
+    l.bind(loop.getResult(0),
+           l.allocateSaved(
+               slot.getInt(),
+               cast<ShapedType>(loop.getResult(0).getType()).getElementType(),
+               carries[0].dims));
+  return result;
+}
 
-  if (l.sizeOnly()) {
-    Value layer = l.index(0);
-    scalars.map(loop.getInductionVar(), layer);
-    saveIterArg(layer);
-    l.setLoopContext(depth, layer);
-    LogicalResult result = lowerBody(l, body);
-    l.setLoopContext(Value(), Value());
-    saveResult();
-    return result;
+LogicalResult ModelLowering::emitLoop(Lowering &l, scf::ForOp loop) {
+  Block &body = *loop.getBody();
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+  const SmallVector<Buffer> &carries = loopCarries[loop];
+  for (auto [k, init] : llvm::enumerate(loop.getInitArgs())) {
+    Buffer initBuf = l.lookup(init);
+    if (carries[k].flat != initBuf.flat)
+      emitCopy(l, initBuf.flat, carries[k].flat, l.product(carries[k].dims));
   }
+  Value depth = l.scalar(loop.getUpperBound());
   auto lowered = scf::ForOp::create(l.b, l.loc, l.index(0), depth, l.index(1));
-  OpBuilder::InsertionGuard guard(l.b);
-  l.b.setInsertionPoint(lowered.getBody()->getTerminator());
-  scalars.map(loop.getInductionVar(), lowered.getInductionVar());
-  saveIterArg(lowered.getInductionVar());
-  l.setLoopContext(depth, lowered.getInductionVar());
-  if (failed(lowerBody(l, body)))
-    return failure();
-  l.setLoopContext(Value(), Value());
-  for (auto [k, yielded] : llvm::enumerate(yield.getOperands())) {
-    Value flat = l.lookup(yielded).flat;
-    if (flat != carries[k].flat)
-      emitCopy(l, flat, carries[k].flat, l.product(carries[k].dims));
+  {
+    OpBuilder::InsertionGuard guard(l.b);
+    l.b.setInsertionPoint(lowered.getBody()->getTerminator());
+    Value layer = lowered.getInductionVar();
+    l.mapScalar(loop.getInductionVar(), layer);
+    l.setLoopContext(depth, layer);
+    // The carry is only written at the yield, so a copy at the top is the
+    // layer's input.
+    if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg")) {
+      Buffer saved = l.savedView(slot.getInt(), layer);
+      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
+    }
+    if (failed(emitBody(l, body)))
+      return failure();
+    l.setLoopContext(Value(), Value());
+    for (auto [k, yielded] : llvm::enumerate(yield.getOperands())) {
+      Value flat = l.lookup(yielded).flat;
+      if (flat != carries[k].flat)
+        emitCopy(l, flat, carries[k].flat, l.product(carries[k].dims));
+    }
   }
-  l.b.setInsertionPointAfter(lowered);
-  saveResult();
+  if (loop->getAttrOfType<IntegerAttr>("tfc.save")) {
+    Buffer saved = l.lookup(loop.getResult(0));
+    emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
+  }
   return success();
 }
 
@@ -1046,6 +1086,9 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
         models.push_back(func);
     if (!models.empty())
       declareRuntimeFunctions(module);
+    OpLoweringSet lowerings;
+    populateTfcLowerings(lowerings, hostMemory ? LoweringTarget::Cpu
+                                               : LoweringTarget::Cuda);
     for (func::FuncOp model : models) {
       if (failed(verifyModelAttributes(model, hostMemory || bf16TensorCores)))
         return signalPassFailure();
@@ -1056,11 +1099,12 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
             of && of == model->getAttr("tfc.model"))
           grad = func;
       // Each entry point gets a fresh lowering: they share no SSA values.
-      if (failed(ModelLowering(model, grad, vectorWidth, hostMemory)
+      if (failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
                      .emitForward(mb)) ||
-          (grad && failed(ModelLowering(model, grad, vectorWidth, hostMemory)
-                              .emitBackward(mb))) ||
-          failed(ModelLowering(model, grad, vectorWidth, hostMemory)
+          (grad &&
+           failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+                      .emitBackward(mb))) ||
+          failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
                      .emitWorkspaceSize(mb)))
         return signalPassFailure();
       if (grad)

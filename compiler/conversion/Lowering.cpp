@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -79,24 +80,27 @@ static std::pair<Value, Value> sizeOf(OpBuilder &ab, Location loc,
 }
 
 Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
+  assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
   OpBuilder ab = allocBuilder();
   auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
   Value start = reserve(bytes);
   Buffer buffer;
   buffer.dims.assign(dims.begin(), dims.end());
-  if (sizeOnly())
-    return buffer;
   auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
   buffer.flat = memref::ViewOp::create(ab, loc, type, workspace, start,
                                        ValueRange{numel});
+  if (currentOp)
+    scratchOf[currentOp].push_back(buffer);
   return buffer;
 }
 
 Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
+  assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
   Type elementType = cast<ShapedType>(tensor.getType()).getElementType();
   if (auto result = dyn_cast<OpResult>(tensor))
     if (std::optional<int64_t> slot = getSaveSlot(result)) {
       Buffer buffer = allocateSaved(*slot, elementType, dims);
+      savedResults[tensor] = *slot;
       bind(tensor, buffer);
       return buffer;
     }
@@ -106,13 +110,18 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
     bind(tensor, buffer);
     return buffer;
   }
+  // Not the op's scratch: its result.
+  Operation *op = currentOp;
+  currentOp = nullptr;
   Buffer buffer = allocate(elementType, dims);
+  currentOp = op;
   bind(tensor, buffer);
   return buffer;
 }
 
 Buffer Lowering::allocateSaved(int64_t slot, Type elementType,
                                ArrayRef<Value> dims) {
+  assert(currentPhase == Phase::Plan && "slots are reserved by planning");
   OpBuilder ab = allocBuilder();
   auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
   SavedSlot record{Value(), Value(), SmallVector<Value>(dims), elementType};
@@ -128,21 +137,55 @@ Buffer Lowering::allocateSaved(int64_t slot, Type elementType,
     record.base = reserve(bytes);
   }
   savedSlots[slot] = record;
-  return savedView(slot, loopLayer);
+  return savedView(slot, Value());
 }
 
 Buffer Lowering::savedView(int64_t slot, Value layer) {
   const SavedSlot &record = savedSlots.find(slot)->second;
   Buffer buffer;
   buffer.dims = record.dims;
-  if (sizeOnly())
-    return buffer;
   Value numel = product(record.dims);
   Value start = record.base;
-  if (record.layerBytes)
+  // No layer (planning): the first layer's view.
+  if (record.layerBytes && layer)
     start = add(start, mul(layer, record.layerBytes));
   buffer.flat = viewAt(start, record.elementType, numel);
   return buffer;
+}
+
+void Lowering::beginOp(Operation *op) {
+  currentOp = op;
+  scratchTaken = 0;
+  kernelName = op->getName().stripDialect().str();
+}
+
+LogicalResult Lowering::endOp() {
+  Operation *op = currentOp;
+  currentOp = nullptr;
+  if (currentPhase != Phase::Emit)
+    return success();
+  auto it = scratchOf.find(op);
+  size_t planned = it == scratchOf.end() ? 0 : it->second.size();
+  if (scratchTaken != planned)
+    return op->emitOpError("internal error: its lowering planned ")
+           << planned << " scratch buffers but emitted " << scratchTaken;
+  return success();
+}
+
+Buffer Lowering::takeScratch() {
+  assert(currentPhase == Phase::Emit && currentOp && "scratch of an op");
+  SmallVector<Buffer, 2> &planned = scratchOf[currentOp];
+  if (scratchTaken >= planned.size())
+    llvm::report_fatal_error(llvm::Twine("tfc-lower-to-loops: '") +
+                             currentOp->getName().getStringRef() +
+                             "' emits more scratch buffers than it planned");
+  return planned[scratchTaken++];
+}
+
+void Lowering::bindSavedResults(Operation *op) {
+  for (Value result : op->getResults())
+    if (auto it = savedResults.find(result); it != savedResults.end())
+      bind(result, savedView(it->second, loopLayer));
 }
 
 Buffer Lowering::lookup(Value tensor) const {

@@ -5,9 +5,12 @@
 // i32) carved out of the caller's workspace, plus its shape as index values
 // defined before any compute, so allocation offsets never depend on a loop.
 //
-// The same walk runs in two modes: Emit (the forward function) and SizeOnly
-// (the workspace-size function), where lowerings allocate but emit no
-// compute. One allocation sequence serves both, so they cannot disagree.
+// Lowering an entry point has two phases (OpLowering.h). Plan: every op
+// reserves its results and its scratch, in program order, as index
+// arithmetic at the allocation point; nothing else is emitted. Emit: every
+// op writes its loops into the buffers the plan gave it and allocates
+// nothing. NAME_workspace_size is the plan alone (without views), so the
+// size and the layout come from the same reservations and cannot disagree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,20 +31,19 @@ namespace mlir::tfc {
 
 /// A lowered tensor: flat storage and its row-major shape.
 struct Buffer {
-  Value flat;              // memref<?xT>; null in SizeOnly mode.
+  Value flat;              // memref<?xT>.
   SmallVector<Value> dims; // index values, one per tensor dimension.
 };
 
 class Lowering {
 public:
-  enum class Mode { Emit, SizeOnly };
+  enum class Phase { Plan, Emit };
 
-  Lowering(OpBuilder &builder, Location loc, Mode mode, int64_t vectorWidth)
-      : b(builder), loc(loc), mode(mode), vectorWidth(vectorWidth) {}
+  Lowering(OpBuilder &builder, Location loc, int64_t vectorWidth)
+      : b(builder), loc(loc), vectorWidth(vectorWidth) {}
 
   OpBuilder &b;
   Location loc;
-  Mode mode;
   int64_t vectorWidth;
   /// The op being lowered ("linear", "flash_attention", ...): parallel loops
   /// and GPU launches carry it as `tfc.kernel`, which names the CUDA
@@ -56,26 +58,53 @@ public:
   /// f32 (tensor cores on the CUDA target). Attention's products stay f32.
   bool bf16Linear = false;
 
-  bool sizeOnly() const { return mode == Mode::SizeOnly; }
-  /// Backward replays forward's allocations in SizeOnly mode first, to find
-  /// the saved slots, then emits its own code.
-  void setMode(Mode newMode) { mode = newMode; }
+  //===--- Phases ---===//
 
-  //===--- Buffers and the workspace ---===//
+  /// Planning runs the same way in every function (NAME_workspace_size has
+  /// a null workspace, whose views are dead code): an op's plan sees the
+  /// same buffers, present or not, wherever it runs.
+  Phase phase() const { return currentPhase; }
+  void setPhase(Phase p) { currentPhase = p; }
+
+  /// The op being planned or emitted: its scratch is recorded under it, and
+  /// its parallel loops are named after it.
+  void beginOp(Operation *op);
+  /// Ends beginOp; fails when emission took fewer or more scratch buffers
+  /// than planning reserved (a lowering bug, reported on the op).
+  LogicalResult endOp();
+
+  //===--- Planning: buffers and the workspace ---===//
 
   /// Where allocation arithmetic goes: before any compute.
   void setAllocationPoint(Operation *beforeOp) { allocPoint = beforeOp; }
-  /// The workspace as memref<?xi8> (null in SizeOnly mode).
+  Operation *allocationPoint() const { return allocPoint; }
+  /// The workspace as memref<?xi8>.
   void setWorkspace(Value ws) { workspace = ws; }
   /// Running byte offset; starts at 0.
   Value currentOffset();
 
-  /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements.
+  /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements (Plan).
+  /// Inside an op (beginOp) it is that op's scratch, handed back in the same
+  /// order by takeScratch when the op is emitted.
   Buffer allocate(Type elementType, ArrayRef<Value> dims);
-  /// Allocates a buffer for a tensor result and records it. A value forward
-  /// saves for backward (`tfc.save = slot` on its op) gets its slot instead:
-  /// one copy per layer inside the depth loop.
+  /// Reserves the buffer of a tensor result and records it (Plan). A value
+  /// forward saves for backward (`tfc.save = slot` on its op) gets its slot
+  /// instead: one copy per layer inside the depth loop, whose view emission
+  /// makes at the current layer (bindSavedResults).
   Buffer allocateResult(Value tensor, ArrayRef<Value> dims);
+  /// allocateResult with the shape of an operand already planned: the ops
+  /// whose result is shaped like their input.
+  Buffer allocateLike(Value tensor, Value like) {
+    return allocateResult(tensor, lookup(like).dims);
+  }
+
+  //===--- Emission: the planned buffers ---===//
+
+  /// The next scratch buffer the current op planned (Emit).
+  Buffer takeScratch();
+  /// Binds the current layer's views of `op`'s results that are saved for
+  /// backward (Emit, before the op's loops).
+  void bindSavedResults(Operation *op);
 
   //===--- Values saved by forward for backward ---===//
 
@@ -88,10 +117,11 @@ public:
     Type elementType;
   };
 
-  /// Allocates slot `slot` (per layer inside the depth loop) and returns the
-  /// current layer's view of it.
+  /// Reserves slot `slot` (per layer inside the depth loop) and returns its
+  /// first layer's view; emission views it at the current layer.
   Buffer allocateSaved(int64_t slot, Type elementType, ArrayRef<Value> dims);
-  /// The view of a slot allocated earlier at `layer` (null outside loops).
+  /// The view of a slot allocated earlier at `layer` (null outside loops,
+  /// and while planning: the first layer's).
   Buffer savedView(int64_t slot, Value layer);
   bool hasSlot(int64_t slot) const { return savedSlots.count(slot); }
 
@@ -101,6 +131,18 @@ public:
     loopDepth = depth;
     loopLayer = layer;
   }
+
+  /// The lowered index value of a model-level index value (constants, the
+  /// depth loop's induction variable and the arithmetic on it).
+  Value scalar(Value modelValue) const { return scalars.lookup(modelValue); }
+  void mapScalar(Value modelValue, Value lowered) {
+    scalars.map(modelValue, lowered);
+  }
+  IRMapping &scalarMapping() { return scalars; }
+  /// The flat parameter buffer of the entry point (null in planning-only
+  /// functions).
+  Value params() const { return paramsFlat; }
+  void setParams(Value flat) { paramsFlat = flat; }
 
   /// Buffers updated in place through their tensor versions (d_params).
   void markInPlace(Value flat) { inPlace.insert(flat); }
@@ -114,6 +156,11 @@ public:
   /// By value: later allocations may rehash the table.
   Buffer lookup(Value tensor) const;
   bool hasBuffer(Value tensor) const { return buffers.count(tensor); }
+  /// The flat buffer of an optional tensor (null when absent or not
+  /// stored).
+  Value flatOf(Value tensor) const {
+    return tensor && hasBuffer(tensor) ? lookup(tensor).flat : Value();
+  }
 
   //===--- Index arithmetic (folds constants) ---===//
 
@@ -187,6 +234,15 @@ private:
   /// A flat view of `numel` elements at `byteOffset`, at the insertion point.
   Value viewAt(Value byteOffset, Type elementType, Value numel);
 
+  Phase currentPhase = Phase::Plan;
+  Operation *currentOp = nullptr;
+  unsigned scratchTaken = 0;
+  llvm::DenseMap<Operation *, SmallVector<Buffer, 2>> scratchOf;
+  /// Results saved per layer: their slot, viewed at the layer in emission.
+  llvm::DenseMap<Value, int64_t> savedResults;
+  IRMapping scalars;
+  Value paramsFlat;
+
   llvm::DenseMap<int64_t, SavedSlot> savedSlots;
   Value loopDepth, loopLayer;
   llvm::SmallPtrSet<Value, 4> inPlace;
@@ -219,7 +275,10 @@ struct MatmulProblem {
   bool bf16Operands = false;
 };
 
-/// Emits the packing of B and the register-blocked micro-kernel.
+/// Reserves the matmul's scratch (Plan): the packed panels of B.
+void planMatmul(Lowering &l, const MatmulProblem &problem);
+/// Emits the packing of B and the register-blocked micro-kernel into the
+/// scratch planMatmul reserved.
 void emitMatmul(Lowering &l, const MatmulProblem &problem);
 
 } // namespace mlir::tfc

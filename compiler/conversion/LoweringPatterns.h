@@ -1,8 +1,8 @@
-//===- LoweringPatterns.h - Per-op lowerings --------------------*- C++ -*-===//
+//===- LoweringPatterns.h - Helpers shared by the op lowerings --*- C++ -*-===//
 //
-// One function per tfc op: allocate the result (and scratch) through the
-// Lowering, then, unless sizing only, emit the loops. Grouped by file the
-// way the ops are grouped in TfcOps.td.
+// The op lowerings themselves are OpLowering classes (OpLowering.h), one per
+// op, in the file of their family; this header has the loops and the math
+// several families share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,65 +37,9 @@ Value constantLike(Lowering &l, Value like, double v);
 /// the order is still fixed by the code, so results are deterministic.
 Value reassocAdd(Lowering &l, Value a, Value c);
 
-/// `layer` is the lowered depth-loop index, or null for global parameters.
-LogicalResult lowerParam(ParamOp op, Lowering &l, Value params, Value layer);
-/// Adds the gradient into d_params in place (the result is the same buffer).
-LogicalResult lowerParamGrad(ParamGradOp op, Lowering &l, Value layer);
-LogicalResult lowerLinear(LinearOp op, Lowering &l);
-LogicalResult lowerLayerNorm(LayerNormOp op, Lowering &l);
-LogicalResult lowerRMSNorm(RMSNormOp op, Lowering &l);
-LogicalResult lowerSplitHeads(SplitHeadsOp op, Lowering &l);
-LogicalResult lowerMergeHeads(MergeHeadsOp op, Lowering &l);
-LogicalResult lowerAttentionScores(AttentionScoresOp op, Lowering &l);
-LogicalResult lowerAttentionContext(AttentionContextOp op, Lowering &l);
-LogicalResult lowerMask(MaskOp op, Lowering &l);
-LogicalResult lowerSoftmax(SoftmaxOp op, Lowering &l);
-LogicalResult lowerScale(ScaleOp op, Lowering &l);
-LogicalResult lowerActivation(ActivationOp op, Lowering &l);
-LogicalResult lowerGLU(GLUOp op, Lowering &l);
-LogicalResult lowerResidualAdd(ResidualAddOp op, Lowering &l);
-LogicalResult lowerEmbedding(EmbeddingOp op, Lowering &l);
-LogicalResult lowerAddPositions(AddPositionsOp op, Lowering &l);
-LogicalResult lowerCrossEntropy(CrossEntropyOp op, Lowering &l);
-
-// Gradient ops (GradLowering.cpp).
-LogicalResult lowerAdd(AddOp op, Lowering &l);
-LogicalResult lowerZerosLike(ZerosLikeOp op, Lowering &l);
-LogicalResult lowerLinearWeightGrad(LinearWeightGradOp op, Lowering &l);
-LogicalResult lowerReduceRows(ReduceRowsOp op, Lowering &l);
-LogicalResult lowerBatchMatmul(BatchMatmulOp op, Lowering &l);
-LogicalResult lowerLayerNormGrad(LayerNormGradOp op, Lowering &l);
-LogicalResult lowerRMSNormGrad(RMSNormGradOp op, Lowering &l);
-LogicalResult lowerSoftmaxGrad(SoftmaxGradOp op, Lowering &l);
-LogicalResult lowerMaskGrad(MaskGradOp op, Lowering &l);
-LogicalResult lowerActivationGrad(ActivationGradOp op, Lowering &l);
-LogicalResult lowerGLUGrad(GLUGradOp op, Lowering &l);
-LogicalResult lowerEmbeddingGrad(EmbeddingGradOp op, Lowering &l);
-LogicalResult lowerPositionsGrad(PositionsGradOp op, Lowering &l);
-LogicalResult lowerCrossEntropyGrad(CrossEntropyGradOp op, Lowering &l);
-
-// Fused linear layers (FusedLinearLowering.cpp).
-LogicalResult lowerLinearAct(LinearActOp op, Lowering &l);
-LogicalResult lowerMergedLinear(MergedLinearOp op, Lowering &l);
-LogicalResult lowerGLULinear(GLULinearOp op, Lowering &l);
-LogicalResult lowerMergedInputGrad(MergedInputGradOp op, Lowering &l);
-LogicalResult lowerMergedWeightGrad(MergedWeightGradOp op, Lowering &l);
-LogicalResult lowerLinearActWeightGrad(LinearActWeightGradOp op, Lowering &l);
-// Fused ops (ResidualNormLowering.cpp, LossHeadLowering.cpp).
-LogicalResult lowerResidualNorm(ResidualNormOp op, Lowering &l);
-LogicalResult lowerResidualNormGrad(ResidualNormGradOp op, Lowering &l);
-LogicalResult lowerLossHead(LossHeadOp op, Lowering &l);
-LogicalResult lowerScaleBy(ScaleByOp op, Lowering &l);
-// Fused attention (FlashAttentionLowering.cpp, FlashAttentionGradLowering.cpp).
-LogicalResult lowerFlashAttention(FlashAttentionOp op, Lowering &l);
-LogicalResult lowerFlashAttentionGrad(FlashAttentionGradOp op, Lowering &l);
-// Their CUDA kernels (GpuFlashAttention.cpp), used when `l.gpu`.
-/// Allocates flash attention's results: the output, and the row
-/// log-sum-exps when backward (or another op) reads them (null otherwise).
-std::pair<Buffer, Buffer> allocateFlashAttentionResults(FlashAttentionOp op,
-                                                        Lowering &l);
-LogicalResult lowerFlashAttentionGpu(FlashAttentionOp op, Lowering &l);
-LogicalResult lowerFlashAttentionGradGpu(FlashAttentionGradOp op, Lowering &l);
+/// Plans fused attention's results (both targets): the output, and the row
+/// log-sum-exps when backward (or another op) reads them.
+LogicalResult planFlashAttentionResults(FlashAttentionOp op, Lowering &l);
 
 /// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
 /// max); with a non-null `out`, the exponentials are stored at out[base + j].

@@ -397,6 +397,17 @@ void MatmulEmitter::emitTiles(Value packed) {
 
 } // namespace
 
+void mlir::tfc::planFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
+  assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
+  if (l.gpu)
+    return planGpuMatmul(l, p);
+  MatmulEmitter emitter(l, p);
+  emitter.plan();
+  l.allocate(l.b.getF32Type(),
+             {p.batch, emitter.packedPanels(), emitter.totalK(),
+              l.allocIndex(Blocking(l.vectorWidth).cols())});
+}
+
 void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
   assert((p.epilogue != MatmulEpilogue::GatedPair || p.parts.size() == 2) &&
@@ -405,16 +416,13 @@ void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
     return emitGpuMatmul(l, p);
   MatmulEmitter emitter(l, p);
   emitter.plan();
-  Buffer packed = l.allocate(l.b.getF32Type(),
-                             {p.batch, emitter.packedPanels(), emitter.totalK(),
-                              l.allocIndex(Blocking(l.vectorWidth).cols())});
-  if (l.sizeOnly())
-    return;
-  emitter.emitPack(packed.flat);
-  emitter.emitTiles(packed.flat);
+  Value packed = l.takeScratch().flat;
+  emitter.emitPack(packed);
+  emitter.emitTiles(packed);
 }
 
-void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
+/// The one-part, one-segment problem of a plain matmul.
+static FusedMatmulProblem asFused(const MatmulProblem &p) {
   FusedMatmulProblem fused;
   fused.batch = p.batch;
   fused.m = p.m;
@@ -426,5 +434,13 @@ void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
   part.bias = p.bias;
   fused.parts.push_back(part);
   fused.bf16Operands = p.bf16Operands;
-  emitFusedMatmul(l, fused);
+  return fused;
+}
+
+void mlir::tfc::planMatmul(Lowering &l, const MatmulProblem &p) {
+  planFusedMatmul(l, asFused(p));
+}
+
+void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
+  emitFusedMatmul(l, asFused(p));
 }

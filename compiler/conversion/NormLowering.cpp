@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "conversion/RowLoops.h"
 
 using namespace mlir;
@@ -25,13 +26,10 @@ Value mlir::tfc::reassocAdd(Lowering &l, Value a, Value c) {
 
 /// Shared body: y = (x - mean) * rsqrt(mean((x-mean)^2) + eps) * gamma (+
 /// beta); RMSNorm skips the mean.
-static LogicalResult lowerNorm(Operation *op, Lowering &l, Value input,
-                               Value gamma, Value beta, double epsilon,
-                               bool subtractMean) {
-  const Buffer &in = l.lookup(input);
-  Buffer out = l.allocateResult(op->getResult(0), in.dims);
-  if (l.sizeOnly())
-    return success();
+static void emitNorm(Operation *op, Lowering &l, Value input, Value gamma,
+                     Value beta, double epsilon, bool subtractMean) {
+  Buffer in = l.lookup(input);
+  Buffer out = l.lookup(op->getResult(0));
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value g = l.lookup(gamma).flat;
@@ -52,15 +50,29 @@ static LogicalResult lowerNorm(Operation *op, Lowering &l, Value input,
       l.store(y, out.flat, l.add(base, i));
     });
   });
-  return success();
 }
 
-LogicalResult mlir::tfc::lowerLayerNorm(LayerNormOp op, Lowering &l) {
-  return lowerNorm(op, l, op.getInput(), op.getGamma(), op.getBeta(),
-                   op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
-}
+namespace {
 
-LogicalResult mlir::tfc::lowerRMSNorm(RMSNormOp op, Lowering &l) {
-  return lowerNorm(op, l, op.getInput(), op.getGamma(), Value(),
-                   op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+struct LayerNormLowering
+    : ShapePreservingLowering<LayerNormLowering, LayerNormOp> {
+  LogicalResult emit(LayerNormOp op, Lowering &l) const {
+    emitNorm(op, l, op.getInput(), op.getGamma(), op.getBeta(),
+             op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
+    return success();
+  }
+};
+
+struct RMSNormLowering : ShapePreservingLowering<RMSNormLowering, RMSNormOp> {
+  LogicalResult emit(RMSNormOp op, Lowering &l) const {
+    emitNorm(op, l, op.getInput(), op.getGamma(), Value(),
+             op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateNormLowerings(OpLoweringSet &set) {
+  set.add<LayerNormLowering, RMSNormLowering>();
 }

@@ -16,8 +16,12 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
       computes every tfc op with scf/vector/memref/arith/math ops over flat
       buffers carved out of the caller's workspace;
     - `NAME_workspace_size(batch, seq [, enc_seq]) -> i64`, the bytes that
-      workspace must have, derived from the same allocation sequence so the
-      two can never disagree.
+      workspace must have: the plan of the entry points alone, so the two
+      can never disagree.
+
+    Each tfc op is lowered by its OpLowering (OpLowering.h), in two phases
+    per entry point: every op's plan reserves its results and scratch, then
+    every op's emit writes its loops into them.
 
     Matmuls (linear, Q K^T, P V) pack their right operand into panels and run
     a register-blocked vector micro-kernel. Row-parallel work becomes one

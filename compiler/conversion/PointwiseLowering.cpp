@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -76,57 +77,62 @@ Value mlir::tfc::applyActivation(Lowering &l, ActivationKind kind, Value x) {
   llvm_unreachable("unknown activation");
 }
 
-LogicalResult mlir::tfc::lowerActivation(ActivationOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
-    return success();
-  emitElementwise(l, {in.flat}, out, [&](ValueRange x) {
-    return applyActivation(l, op.getKind(), x[0]);
-  });
-  return success();
-}
+namespace {
 
-LogicalResult mlir::tfc::lowerGLU(GLUOp op, Lowering &l) {
-  const Buffer &gate = l.lookup(op.getGate());
-  const Buffer &up = l.lookup(op.getUp());
-  Buffer out = l.allocateResult(op.getResult(), gate.dims);
-  if (l.sizeOnly())
+struct ActivationLowering
+    : ShapePreservingLowering<ActivationLowering, ActivationOp> {
+  LogicalResult emit(ActivationOp op, Lowering &l) const {
+    emitElementwise(
+        l, {l.lookup(op.getInput()).flat}, l.lookup(op.getResult()),
+        [&](ValueRange x) { return applyActivation(l, op.getKind(), x[0]); });
     return success();
-  emitElementwise(l, {gate.flat, up.flat}, out, [&](ValueRange x) -> Value {
-    Value g = applyActivation(l, op.getKind(), x[0]);
-    return arith::MulFOp::create(l.b, l.loc, g, x[1]);
-  });
-  return success();
-}
+  }
+};
 
-LogicalResult mlir::tfc::lowerResidualAdd(ResidualAddOp op, Lowering &l) {
-  const Buffer &residual = l.lookup(op.getResidual());
-  const Buffer &branch = l.lookup(op.getBranch());
-  Buffer out = l.allocateResult(op.getResult(), residual.dims);
-  if (l.sizeOnly())
+struct GLULowering : ShapePreservingLowering<GLULowering, GLUOp> {
+  LogicalResult emit(GLUOp op, Lowering &l) const {
+    emitElementwise(l, {l.lookup(op.getGate()).flat, l.lookup(op.getUp()).flat},
+                    l.lookup(op.getResult()), [&](ValueRange x) -> Value {
+                      Value g = applyActivation(l, op.getKind(), x[0]);
+                      return arith::MulFOp::create(l.b, l.loc, g, x[1]);
+                    });
     return success();
-  double alpha = op.getAlpha().convertToDouble();
-  emitElementwise(l, {residual.flat, branch.flat}, out,
-                  [&](ValueRange x) -> Value {
-                    Value r = x[0];
-                    if (alpha != 1.0)
-                      r = arith::MulFOp::create(l.b, l.loc, r, l.f32(alpha));
-                    return arith::AddFOp::create(l.b, l.loc, r, x[1]);
-                  });
-  return success();
-}
+  }
+};
 
-LogicalResult mlir::tfc::lowerScale(ScaleOp op, Lowering &l) {
-  const Buffer &in = l.lookup(op.getInput());
-  Buffer out = l.allocateResult(op.getResult(), in.dims);
-  if (l.sizeOnly())
+struct ResidualAddLowering
+    : ShapePreservingLowering<ResidualAddLowering, ResidualAddOp> {
+  LogicalResult emit(ResidualAddOp op, Lowering &l) const {
+    double alpha = op.getAlpha().convertToDouble();
+    emitElementwise(
+        l, {l.lookup(op.getResidual()).flat, l.lookup(op.getBranch()).flat},
+        l.lookup(op.getResult()), [&](ValueRange x) -> Value {
+          Value r = x[0];
+          if (alpha != 1.0)
+            r = arith::MulFOp::create(l.b, l.loc, r, l.f32(alpha));
+          return arith::AddFOp::create(l.b, l.loc, r, x[1]);
+        });
     return success();
-  double factor = op.getFactor().convertToDouble();
-  emitElementwise(l, {in.flat}, out, [&](ValueRange x) -> Value {
-    return arith::MulFOp::create(l.b, l.loc, x[0], l.f32(factor));
-  });
-  return success();
+  }
+};
+
+struct ScaleLowering : ShapePreservingLowering<ScaleLowering, ScaleOp> {
+  LogicalResult emit(ScaleOp op, Lowering &l) const {
+    double factor = op.getFactor().convertToDouble();
+    emitElementwise(l, {l.lookup(op.getInput()).flat}, l.lookup(op.getResult()),
+                    [&](ValueRange x) -> Value {
+                      return arith::MulFOp::create(l.b, l.loc, x[0],
+                                                   l.f32(factor));
+                    });
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populatePointwiseLowerings(OpLoweringSet &set) {
+  set.add<ActivationLowering, GLULowering, ResidualAddLowering,
+          ScaleLowering>();
 }
 
 void mlir::tfc::forEachElement(Lowering &l, Value numel,

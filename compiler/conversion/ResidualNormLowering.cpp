@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/OpLowering.h"
 #include "conversion/RowLoops.h"
 
 using namespace mlir;
@@ -38,23 +39,39 @@ static Value subf(Lowering &l, Value a, Value c) {
   return arith::SubFOp::create(l.b, l.loc, a, c);
 }
 
-LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
-  int64_t width = op.getResult().getType().getShape().back();
-  if (ShapedType::isDynamic(width))
+/// Whether the fused add's sum is stored (see the plan).
+static bool keepsSum(ResidualNormOp op) {
+  return !op.getSum().use_empty() ||
+         getSaveSlot(cast<OpResult>(op.getSum())).has_value();
+}
+
+namespace {
+struct ResidualNormLowering
+    : TfcOpLowering<ResidualNormLowering, ResidualNormOp> {
+  LogicalResult plan(ResidualNormOp op, Lowering &l) const;
+  LogicalResult emit(ResidualNormOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult ResidualNormLowering::plan(ResidualNormOp op, Lowering &l) const {
+  if (ShapedType::isDynamic(op.getResult().getType().getShape().back()))
     return op->emitOpError("needs a static normalised width");
-  const Buffer &residual = l.lookup(op.getResidual());
-  const Buffer &branch = l.lookup(op.getBranch());
   // The sum is stored only when something reads it: the residual stream
   // (pre-LN) or backward (a save slot). Otherwise the result's row holds it
   // until the normed values overwrite it.
-  bool keepSum = !op.getSum().use_empty() ||
-                 getSaveSlot(cast<OpResult>(op.getSum())).has_value();
-  Buffer sum;
-  if (keepSum)
-    sum = l.allocateResult(op.getSum(), residual.dims);
-  Buffer out = l.allocateResult(op.getResult(), residual.dims);
-  if (l.sizeOnly())
-    return success();
+  if (keepsSum(op))
+    l.allocateLike(op.getSum(), op.getResidual());
+  l.allocateLike(op.getResult(), op.getResidual());
+  return success();
+}
+
+LogicalResult ResidualNormLowering::emit(ResidualNormOp op, Lowering &l) const {
+  int64_t width = op.getResult().getType().getShape().back();
+  Buffer residual = l.lookup(op.getResidual());
+  Buffer branch = l.lookup(op.getBranch());
+  bool keepSum = keepsSum(op);
+  Buffer sum = keepSum ? l.lookup(op.getSum()) : Buffer();
+  Buffer out = l.lookup(op.getResult());
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value s = keepSum ? sum.flat : out.flat;
@@ -91,35 +108,52 @@ LogicalResult mlir::tfc::lowerResidualNorm(ResidualNormOp op, Lowering &l) {
   return success();
 }
 
-LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
-                                               Lowering &l) {
+namespace {
+struct ResidualNormGradLowering
+    : TfcOpLowering<ResidualNormGradLowering, ResidualNormGradOp> {
+  LogicalResult plan(ResidualNormGradOp op, Lowering &l) const;
+  LogicalResult emit(ResidualNormGradOp op, Lowering &l) const;
+};
+} // namespace
+
+LogicalResult ResidualNormGradLowering::plan(ResidualNormGradOp op,
+                                             Lowering &l) const {
   int64_t width = op.getSum().getType().getShape().back();
   if (ShapedType::isDynamic(width))
     return op->emitOpError("needs a static normalised width");
   bool layerNorm = op.getKind() == NormKind::layernorm;
-  const Buffer &x = l.lookup(op.getSum());
-  const Buffer &gammaBuf = l.lookup(op.getGamma());
-  const Buffer &dy = l.lookup(op.getGrad());
-  Value dOther = op.getSumGrad() ? l.lookup(op.getSumGrad()).flat : Value();
-  Buffer dSum = l.allocateResult(op.getBranchGrad(), x.dims);
-  Buffer dResidual;
+  l.allocateLike(op.getBranchGrad(), op.getSum());
   if (op.getResidualGrad())
-    dResidual = l.allocateResult(op.getResidualGrad(), x.dims);
-  Buffer dGamma = l.allocateResult(op.getGammaGrad(), gammaBuf.dims);
-  Buffer dBeta;
+    l.allocateLike(op.getResidualGrad(), op.getSum());
+  l.allocateLike(op.getGammaGrad(), op.getGamma());
   if (layerNorm)
-    dBeta = l.allocateResult(op.getBetaGrad(), gammaBuf.dims);
+    l.allocateLike(op.getBetaGrad(), op.getGamma());
   // [blocks, sums, width]: each row block's partial d_gamma (and d_beta).
+  Value blocks = l.divUp(rowCount(l, l.lookup(op.getSum())), kRowBlock);
+  l.allocate(l.b.getF32Type(),
+             {blocks, l.allocIndex(layerNorm ? 2 : 1), l.allocIndex(width)});
+  return success();
+}
+
+LogicalResult ResidualNormGradLowering::emit(ResidualNormGradOp op,
+                                             Lowering &l) const {
+  int64_t width = op.getSum().getType().getShape().back();
+  bool layerNorm = op.getKind() == NormKind::layernorm;
+  Buffer x = l.lookup(op.getSum());
+  Buffer gammaBuf = l.lookup(op.getGamma());
+  Buffer dy = l.lookup(op.getGrad());
+  Value dOther = l.flatOf(op.getSumGrad());
+  Buffer dSum = l.lookup(op.getBranchGrad());
+  Buffer dResidual =
+      op.getResidualGrad() ? l.lookup(op.getResidualGrad()) : Buffer();
+  Buffer dGamma = l.lookup(op.getGammaGrad());
+  Buffer dBeta = layerNorm ? l.lookup(op.getBetaGrad()) : Buffer();
+  // [blocks, sums, width]: each row block's partial d_gamma (and d_beta).
+  Buffer partial = l.takeScratch();
+  Value blocks = partial.dims[0];
   int64_t sums = layerNorm ? 2 : 1;
-  Value rows, blocks;
-  l.atAllocationPoint([&] {
-    rows = rowCount(l, x);
-    blocks = l.divUp(rows, kRowBlock);
-  });
-  Buffer partial = l.allocate(
-      l.b.getF32Type(), {blocks, l.allocIndex(sums), l.allocIndex(width)});
-  if (l.sizeOnly())
-    return success();
+  Value rows;
+  l.atAllocationPoint([&] { rows = rowCount(l, x); });
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value g = gammaBuf.flat;
@@ -213,4 +247,8 @@ LogicalResult mlir::tfc::lowerResidualNormGrad(ResidualNormGradOp op,
     });
   });
   return success();
+}
+
+void mlir::tfc::populateResidualNormLowerings(OpLoweringSet &set) {
+  set.add<ResidualNormLowering, ResidualNormGradLowering>();
 }

@@ -1,0 +1,37 @@
+//===- OpLowering.cpp - The registry of op lowerings ------------*- C++ -*-===//
+
+#include "conversion/OpLowering.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+const OpLowering *OpLoweringSet::lookup(Operation *op) const {
+  auto it = lowerings.find(op->getName().getStringRef());
+  return it == lowerings.end() ? nullptr : it->second.get();
+}
+
+void OpLoweringSet::insert(StringRef opName,
+                           std::unique_ptr<OpLowering> lowering) {
+  bool inserted = lowerings.try_emplace(opName, std::move(lowering)).second;
+  assert(inserted && "an op has one lowering per target");
+  (void)inserted;
+}
+
+void mlir::tfc::populateTfcLowerings(OpLoweringSet &set,
+                                     LoweringTarget target) {
+  populateParamLowerings(set);
+  populatePointwiseLowerings(set);
+  populateNormLowerings(set);
+  populateAttentionLowerings(set);
+  populateEmbeddingLowerings(set);
+  populateGradLowerings(set);
+  populateFusedLinearLowerings(set);
+  populateResidualNormLowerings(set);
+  populateLossHeadLowerings(set);
+  if (target == LoweringTarget::Cuda)
+    populateFlashAttentionCudaLowerings(set);
+  else {
+    populateFlashAttentionCpuLowerings(set);
+    populateFlashAttentionGradCpuLowerings(set);
+  }
+}
