@@ -169,21 +169,21 @@ func.func @linear_tied(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         %[[P2:.*]] = memref.view
 // CHECK:         scf.parallel
 // CHECK:           vector.from_elements
-// CHECK:           vector.store %{{.*}}, %[[P1]]
+// CHECK:           vector.store %{{.*}}, %[[P1]][
 // CHECK:         } {tfc.kernel = "batch_matmul"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK:             vector.load %[[P1]]
+// CHECK:             vector.load %[[P1]][
 // CHECK-COUNT-12:    vector.fma
 // CHECK:           vector.maskedstore
 // CHECK:         } {tfc.kernel = "batch_matmul"}
 // CHECK:         scf.parallel
 // CHECK:           vector.maskedload
-// CHECK:           vector.store %{{.*}}, %[[P2]]
+// CHECK:           vector.store %{{.*}}, %[[P2]][
 // CHECK:         } {tfc.kernel = "batch_matmul"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK:             vector.load %[[P2]]
+// CHECK:             vector.load %[[P2]][
 // CHECK-COUNT-12:    vector.fma
 // CHECK:           vector.maskedstore
 // CHECK:         } {tfc.kernel = "batch_matmul"}
@@ -288,10 +288,10 @@ func.func @linear_act(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           scf.index_switch
 // CHECK-NEXT:      case 0 {
 // CHECK:             scf.for
-// CHECK:               vector.load %[[WQ]]
+// CHECK:               vector.load %[[WQ]][
 // CHECK:           default {
 // CHECK:             scf.for
-// CHECK:               vector.load %[[WK]]
+// CHECK:               vector.load %[[WK]][
 // CHECK:         } {tfc.kernel = "merged_linear"}
 // CHECK:         scf.parallel
 // CHECK:           %[[ACC:.*]]:12 = scf.for
@@ -324,8 +324,8 @@ func.func @merged_linear(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         scf.parallel
 // CHECK-NOT:       scf.index_switch
 // CHECK:           scf.for
-// CHECK:             vector.load %[[WG]]
-// CHECK:             vector.load %[[WU]]
+// CHECK:             vector.load %[[WG]][
+// CHECK:             vector.load %[[WU]][
 // CHECK:         } {tfc.kernel = "glu_linear"}
 // CHECK:         scf.parallel
 // CHECK:           %[[ACC:.*]]:12 = scf.for
@@ -361,9 +361,9 @@ func.func @glu_linear(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         %[[WK:.*]] = memref.subview
 // CHECK:         scf.parallel
 // CHECK:           scf.for
-// CHECK:             memref.load %[[WQ]]
+// CHECK:             memref.load %[[WQ]][
 // CHECK:           scf.for
-// CHECK:             memref.load %[[WK]]
+// CHECK:             memref.load %[[WK]][
 // CHECK:         } {tfc.kernel = "merged_input_grad"}
 // CHECK:         scf.parallel
 // CHECK:           %[[ACC:.*]]:12 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]], {{.*}}) -> (vector<8xf32>
@@ -395,10 +395,10 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NEXT:      case 0 {
 // CHECK:             %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>) {
 // CHECK:               %[[R0:.*]] = vector.load
-// CHECK:               vector.store %[[R0]], %[[PACKED]]
+// CHECK:               vector.store %[[R0]], %[[PACKED]][
 // CHECK-NEXT:          arith.addf %[[S0]], %[[R0]] : vector<8xf32>
 // CHECK:               %[[R1:.*]] = vector.load
-// CHECK:               vector.store %[[R1]], %[[PACKED]]
+// CHECK:               vector.store %[[R1]], %[[PACKED]][
 // CHECK-NEXT:          arith.addf %[[S1]], %[[R1]] : vector<8xf32>
 // CHECK:             }
 // CHECK-NEXT:        vector.store %[[SUMS]]#0, %[[DB:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>

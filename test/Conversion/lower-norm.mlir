@@ -92,7 +92,7 @@ func.func @layer_norm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NOT:       scf.for {{.*}} -> (f32)
 // CHECK:           math.rsqrt
 // CHECK:           scf.for
-// CHECK:             memref.load %[[G]]
+// CHECK:             memref.load %[[G]][
 // CHECK-NEXT:        %[[OUT:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:         arith.addf
 // CHECK:             memref.store %[[OUT]]
@@ -135,8 +135,8 @@ func.func @rms_norm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:             memref.store
 // CHECK:             memref.store
 // CHECK:           scf.for
-// CHECK:             memref.load %[[STATS]]
-// CHECK:             memref.load %[[STATS]]
+// CHECK:             memref.load %[[STATS]][
+// CHECK:             memref.load %[[STATS]][
 // CHECK:             scf.for
 // CHECK-NOT:           fastmath
 // CHECK:               memref.store
@@ -196,10 +196,10 @@ func.func @rms_norm_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NEXT:        arith.addf %[[ACC]], %[[S]] fastmath<reassoc> : f32
 // CHECK:           %[[MEAN:.*]] = arith.mulf %[[TOTAL]], %{{.*}} : f32
 // CHECK:           scf.for {{.*}} -> (f32) {
-// CHECK:             memref.load %[[SUM]]
+// CHECK:             memref.load %[[SUM]][
 // CHECK:           math.rsqrt
 // CHECK:           scf.for
-// CHECK:             memref.load %[[SUM]]
+// CHECK:             memref.load %[[SUM]][
 // CHECK:             memref.store
 // CHECK:         } {tfc.kernel = "residual_norm"}
 // CHECK-NOT:     scf.parallel
@@ -229,13 +229,13 @@ func.func @residual_norm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           scf.for {{.*}} -> (f32) {
 // CHECK-NOT:         arith.mulf
 // CHECK:             %[[S:.*]] = arith.addf
-// CHECK-NEXT:        memref.store %[[S]], %[[Y]]
+// CHECK-NEXT:        memref.store %[[S]], %[[Y]][
 // CHECK:           scf.for {{.*}} -> (f32) {
-// CHECK:             memref.load %[[Y]]
+// CHECK:             memref.load %[[Y]][
 // CHECK:           math.rsqrt
 // CHECK:           scf.for
-// CHECK:             memref.load %[[Y]]
-// CHECK:             memref.store %{{.*}}, %[[Y]]
+// CHECK:             memref.load %[[Y]][
+// CHECK:             memref.store %{{.*}}, %[[Y]][
 // CHECK:         } {tfc.kernel = "residual_norm"}
 func.func @residual_rms_norm(%params: tensor<?xf32> {tfc.role = "params"},
                              %x: tensor<?x?x8xf32> {tfc.role = "x"},
@@ -259,8 +259,8 @@ func.func @residual_rms_norm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         %[[PART:.*]] = memref.view %{{.*}}[%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BLOCKS]]) step (%{{.*}}) {
 // CHECK:           scf.for
-// CHECK:             memref.store %{{.*}}, %[[PART]]
-// CHECK:             memref.store %{{.*}}, %[[PART]]
+// CHECK:             memref.store %{{.*}}, %[[PART]][
+// CHECK:             memref.store %{{.*}}, %[[PART]][
 // CHECK:           scf.for %{{.*}} = %[[FIRST:.*]] to %[[LAST:.*]] step
 // CHECK:             scf.for {{.*}} -> (f32) {
 // CHECK:             scf.for {{.*}} -> (f32) {
@@ -273,16 +273,16 @@ func.func @residual_rms_norm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NEXT:          memref.store %[[DSUM]], %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK:               %[[DRES:.*]] = arith.mulf %[[DSUM]], %{{.*}} : f32
 // CHECK-NEXT:          memref.store %[[DRES]], %{{.*}}[%{{.*}}] : memref<?xf32>
-// CHECK:               memref.load %[[PART]]
-// CHECK:               memref.store %{{.*}}, %[[PART]]
-// CHECK:               memref.load %[[PART]]
-// CHECK:               memref.store %{{.*}}, %[[PART]]
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.store %{{.*}}, %[[PART]][
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.store %{{.*}}, %[[PART]][
 // CHECK:         } {tfc.kernel = "residual_norm_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] step
 // CHECK:             scf.for
-// CHECK:               memref.load %[[PART]]
-// CHECK:               memref.load %[[PART]]
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.load %[[PART]][
 // CHECK:         } {tfc.kernel = "residual_norm_grad"}
 func.func @residual_norm_grad(%params: tensor<?xf32> {tfc.role = "params"},
                               %s: tensor<?x?x8xf32> {tfc.role = "x"},
