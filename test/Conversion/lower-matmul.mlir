@@ -1,0 +1,460 @@
+// RUN: tfc-opt %s -tfc-lower-to-loops=vector-width=8 --split-input-file | FileCheck %s
+// RUN: tfc-opt %s -tfc-lower-to-loops --split-input-file | FileCheck %s --check-prefix=VL16
+// The structure of every matmul the lowering emits (MatmulLowering.cpp and
+// the fused linears of FusedLinearLowering.cpp): B packed into zero-padded
+// panels of NR = 2 * VL columns by one parallel loop, then one parallel
+// iteration per MR x NR tile of C whose k loop carries MR * NR / VL vector
+// accumulators (6 x 16 with VL = 8: 12 accumulators, 2 panel loads, 6
+// broadcasts, 12 FMAs per k), and an epilogue that stores each of the MR rows
+// under an scf.if (row tails); column tails use masks. Both parallel loops
+// carry the op's name as tfc.kernel.
+
+// A full panel (n = 16): plain vector loads and stores, no masks; the bias
+// is two vector loads added to every row of the tile.
+// CHECK-LABEL: func.func @linear_bias_forward(
+// CHECK:         %[[P:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32>
+// CHECK:         %[[WS:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi8>
+// CHECK:         %[[X:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32>
+// CHECK:         %[[Y:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32>
+// The packed panels are the only workspace buffer.
+// CHECK:         %[[PACKED:.*]] = memref.view %[[WS]][%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK-NOT:     memref.view
+// CHECK:         %[[W:.*]] = memref.subview %[[P]][%{{.*}}] [128] [1]
+// CHECK:         %[[B:.*]] = memref.subview %[[P]][%{{.*}}] [16] [1]
+// Packing: per k, two vector loads of W's row into the panel.
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NOT:       vector.maskedload
+// CHECK:           scf.for
+// CHECK:             %[[R0:.*]] = vector.load %[[W]][%{{.*}}] : memref<128xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK:             vector.store %[[R0]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             %[[R1:.*]] = vector.load %[[W]][%{{.*}}] : memref<128xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK:             vector.store %[[R1]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    } {tfc.kernel = "linear"}
+// The tiles: ceil(rows / 6) iterations; A rows clamped to the last row.
+// CHECK:         %[[TILES:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TILES]]) step (%{{.*}}) {
+// CHECK-COUNT-6:   arith.minsi
+// CHECK:           %[[ACC:.*]]:12 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK:             %[[B0:.*]] = vector.load %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             %[[B1:.*]] = vector.load %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             %[[A0:.*]] = memref.load %[[X]][%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:        %[[AV0:.*]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
+// CHECK-NEXT:        vector.fma %[[AV0]], %[[B0]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT:        vector.fma %[[AV0]], %[[B1]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-10:    vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NOT:         vector.fma
+// CHECK:             scf.yield {{.*}} : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+// CHECK-NEXT:      }
+// CHECK:           %[[BIAS0:.*]] = vector.load %[[B]][%{{.*}}] : memref<16xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK-NEXT:      %[[BIAS1:.*]] = vector.load %[[B]][%{{.*}}] : memref<16xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK-NEXT:      %[[T0:.*]] = arith.addf %[[ACC]]#0, %[[BIAS0]] : vector<8xf32>
+// CHECK-NEXT:      %[[T1:.*]] = arith.addf %[[ACC]]#1, %[[BIAS1]] : vector<8xf32>
+// CHECK-NOT:       vector.maskedstore
+// CHECK:           scf.if %{{.*}} {
+// CHECK:             vector.store %[[T0]], %[[Y]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             vector.store %[[T1]], %[[Y]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:      }
+// CHECK-COUNT-5:   scf.if %{{.*}} {
+// CHECK-NOT:       vector.maskedstore
+// CHECK:           scf.reduce
+// CHECK-NEXT:    } {tfc.kernel = "linear"}
+// The numerical guard on y.
+// CHECK:         llvm.call @tfc_rt_check_finite(
+// CHECK-LABEL: func.func @linear_bias_workspace_size(
+// CHECK-NOT:     memref.view
+
+// With the default vector width (16, AVX-512) the tile is 8 x 32: 16
+// accumulators and 16 FMAs per k.
+// VL16-LABEL: func.func @linear_bias_forward(
+// VL16:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// VL16-COUNT-2:   vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
+// VL16-COUNT-16:  vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// VL16-NOT:       vector.fma
+// VL16:           scf.yield
+// Bias width 16 < NR = 32: masked bias loads and masked stores.
+// VL16:         vector.maskedload
+// VL16:         vector.maskedstore
+// VL16:         } {tfc.kernel = "linear"}
+// A linear layer with a bias, out width 16 = one full panel at vector width 8.
+func.func @linear_bias(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "linear_bias", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 144 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %b = tfc.param %params {name = "b", offset = 128 : i64} : tensor<?xf32> -> tensor<16xf32>
+  %y = tfc.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+// n = 12, not a multiple of NR = 16: lane masks for the column tail, in the
+// packing (masked loads, zero-filled) and in the stores.
+// CHECK-LABEL: func.func @linear_tail_forward(
+// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         %[[W:.*]] = memref.subview
+// CHECK:         scf.parallel
+// CHECK:           %[[M0:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           %[[M1:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           scf.for
+// CHECK:             %[[R0:.*]] = vector.maskedload %[[W]][%{{.*}}], %[[M0]], %{{.*}} : memref<96xf32, strided<[1], offset: ?>>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK:             vector.store %[[R0]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             vector.maskedload %[[W]][%{{.*}}], %[[M1]], %{{.*}}
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           }
+// CHECK:           %[[S0:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           %[[S1:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           scf.if
+// CHECK:             vector.maskedstore %{{.*}}[%{{.*}}], %[[S0]], %[[ACC]]#0 : memref<?xf32>, vector<8xi1>, vector<8xf32>
+// CHECK:             vector.maskedstore %{{.*}}[%{{.*}}], %[[S1]], %[[ACC]]#1 : memref<?xf32>, vector<8xi1>, vector<8xf32>
+// CHECK-COUNT-5:   scf.if
+// CHECK-NOT:       vector.store
+// CHECK:         } {tfc.kernel = "linear"}
+func.func @linear_tail(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x12xf32> {tfc.role = "y"})
+    attributes {tfc.model = "linear_tail", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 96 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w", offset = 0 : i64} : tensor<?xf32> -> tensor<8x12xf32>
+  %y = tfc.linear %x, %w : (tensor<?x?x8xf32>, tensor<8x12xf32>) -> tensor<?x?x12xf32>
+  return %y : tensor<?x?x12xf32>
+}
+
+// -----
+
+// A tied (transposed) weight has a column stride of 8: packed element by
+// element, columns past n clamped and zeroed, then one vector store.
+// CHECK-LABEL: func.func @linear_tied_forward(
+// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         %[[E:.*]] = memref.subview
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK-NOT:         vector.load
+// CHECK-NOT:         vector.maskedload
+// CHECK:             %[[L:.*]] = memref.load %[[E]][%{{.*}}] : memref<96xf32, strided<[1], offset: ?>>
+// CHECK-NEXT:        %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:        arith.select %[[IN]], %[[L]], %{{.*}} : f32
+// CHECK:             %[[ROW:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:             vector.store %[[ROW]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             vector.from_elements
+// CHECK:           scf.reduce
+// CHECK-NEXT:    } {tfc.kernel = "linear"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK:           vector.maskedstore
+// CHECK:         } {tfc.kernel = "linear"}
+func.func @linear_tied(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x12xf32> {tfc.role = "y"})
+    attributes {tfc.model = "linear_tied", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 96 : i64, tfc.vocab = 0 : i64} {
+  %e = tfc.param %params {name = "e", offset = 0 : i64} : tensor<?xf32> -> tensor<12x8xf32>
+  %y = tfc.linear %x, %e {transpose_weight} : (tensor<?x?x8xf32>, tensor<12x8xf32>) -> tensor<?x?x12xf32>
+  return %y : tensor<?x?x12xf32>
+}
+
+// -----
+
+// Two batched matmuls over batch * heads, each a pack and a tile loop with
+// its own panels in the workspace: S = A B^T (K read transposed, element by
+// element) and T = A^T B (B by rows, masked: n = 4).
+// CHECK-LABEL: func.func @batch_matmul_forward(
+// CHECK:         %[[P1:.*]] = memref.view
+// CHECK:         %[[P2:.*]] = memref.view
+// CHECK:         scf.parallel
+// CHECK:           vector.from_elements
+// CHECK:           vector.store %{{.*}}, %[[P1]][
+// CHECK:         } {tfc.kernel = "batch_matmul"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK:             vector.load %[[P1]][
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           vector.maskedstore
+// CHECK:         } {tfc.kernel = "batch_matmul"}
+// CHECK:         scf.parallel
+// CHECK:           vector.maskedload
+// CHECK:           vector.store %{{.*}}, %[[P2]][
+// CHECK:         } {tfc.kernel = "batch_matmul"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK:             vector.load %[[P2]][
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           vector.maskedstore
+// CHECK:         } {tfc.kernel = "batch_matmul"}
+// CHECK:         llvm.call @tfc_rt_check_finite(
+// CHECK:         llvm.call @tfc_rt_check_finite(
+func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
+                        %a: tensor<?x2x?x4xf32> {tfc.role = "x"},
+                        %b: tensor<?x2x?x4xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x?xf32> {tfc.role = "y"}, tensor<?x2x4x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "batch_matmul", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %s = tfc.batch_matmul %a, %b {transpose_b} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.batch_matmul %a, %b {transpose_a} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x4x4xf32>
+  return %s, %t : tensor<?x2x?x?xf32>, tensor<?x2x4x4xf32>
+}
+
+// -----
+
+// dW = x^T dy contracts over the rows (the k loop runs to batch * seq); the
+// bias gradient is a column sum: one parallel iteration per chunk of 32
+// columns, rows outside, columns inside, in row order.
+// CHECK-LABEL: func.func @weight_grad_forward(
+// CHECK:         scf.parallel
+// CHECK:           vector.load
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// The transposed weight gradient [16, 8]: n = 8, masked.
+// CHECK:         scf.parallel
+// CHECK:           vector.maskedload
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           vector.fma
+// CHECK:           vector.maskedstore
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK:             memref.store
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[V:.*]] = memref.load
+// CHECK-NEXT:          %[[OLD:.*]] = memref.load
+// CHECK:               %[[SUM:.*]] = arith.addf %[[OLD]], %[[V]] : f32
+// CHECK-NEXT:          memref.store %[[SUM]]
+// CHECK:         } {tfc.kernel = "reduce_rows"}
+func.func @weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x?x8xf32> {tfc.role = "x"},
+                       %dy: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<8x16xf32> {tfc.role = "y"}, tensor<16x8xf32> {tfc.role = "y"},
+        tensor<16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "weight_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %dw = tfc.linear_weight_grad %x, %dy : (tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> tensor<8x16xf32>
+  %dwt = tfc.linear_weight_grad %x, %dy {transpose_weight} : (tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> tensor<16x8xf32>
+  %db = tfc.reduce_rows %dy : tensor<?x?x16xf32> -> tensor<16xf32>
+  return %dw, %dwt, %db : tensor<8x16xf32>, tensor<16x8xf32>, tensor<16xf32>
+}
+
+// -----
+
+// The activation epilogue on the register tile: bias, then the saved
+// pre-activation (a per-slot workspace view) and gelu(pre) stored per row.
+// CHECK-LABEL: func.func @linear_act_forward(
+// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         %[[PRE:.*]] = memref.view
+// CHECK:         } {tfc.kernel = "linear_act"}
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for
+// CHECK:           %[[BIAS0:.*]] = vector.load %{{.*}} : memref<16xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK:           %[[T0:.*]] = arith.addf %[[ACC]]#0, %[[BIAS0]] : vector<8xf32>
+// CHECK:           %[[SCALED:.*]] = arith.mulf %[[T0]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT:      %[[ERF:.*]] = math.erf %[[SCALED]] : vector<8xf32>
+// CHECK:           %[[ONE_ERF:.*]] = arith.addf %[[ERF]], %{{.*}} : vector<8xf32>
+// CHECK:           %[[HALF:.*]] = arith.mulf %[[T0]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT:      %[[G0:.*]] = arith.mulf %[[HALF]], %[[ONE_ERF]] : vector<8xf32>
+// CHECK-COUNT-11:  math.erf
+// CHECK:           scf.if
+// CHECK:             vector.store %[[T0]], %[[PRE]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             vector.store %[[G0]], %{{.*}}[%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:         } {tfc.kernel = "linear_act"}
+func.func @linear_act(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "linear_act", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 144 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %b = tfc.param %params {name = "b", offset = 128 : i64} : tensor<?xf32> -> tensor<16xf32>
+  %y, %pre = tfc.linear_act #tfc.activation<gelu> %x, %w, %b {tfc.save_results = array<i64: -1, 0>} : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Two parts share the panels: the pack and the epilogue pick a part's
+// weight and output by an scf.index_switch on the panel.
+// CHECK-LABEL: func.func @merged_linear_forward(
+// CHECK:         %[[WQ:.*]] = memref.subview
+// CHECK:         %[[WK:.*]] = memref.subview
+// CHECK:         scf.parallel
+// CHECK:           scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK:             scf.for
+// CHECK:               vector.load %[[WQ]][
+// CHECK:           default {
+// CHECK:             scf.for
+// CHECK:               vector.load %[[WK]][
+// CHECK:         } {tfc.kernel = "merged_linear"}
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK:             vector.store %[[ACC]]#0, %[[Q:.*]][%{{.*}}]
+// CHECK:           default {
+// CHECK-NOT:         vector.store %{{.*}}, %[[Q]][
+// CHECK:             vector.store %[[ACC]]#0, %{{.*}}[%{{.*}}]
+// CHECK:         } {tfc.kernel = "merged_linear"}
+func.func @merged_linear(%params: tensor<?xf32> {tfc.role = "params"},
+                         %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"}, tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "merged_linear", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 256 : i64, tfc.vocab = 0 : i64} {
+  %wq = tfc.param %params {name = "wq", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %wk = tfc.param %params {name = "wk", offset = 128 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %q, %k = tfc.merged_linear %x weights(%wq, %wk) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  return %q, %k : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+}
+
+// -----
+
+// A gated pair: each panel holds VL columns of gate and VL of up; the
+// epilogue stores silu(gate) * up, and neither pre-activation (no save).
+// CHECK-LABEL: func.func @glu_linear_forward(
+// CHECK:         %[[WG:.*]] = memref.subview
+// CHECK:         %[[WU:.*]] = memref.subview
+// CHECK:         scf.parallel
+// CHECK-NOT:       scf.index_switch
+// CHECK:           scf.for
+// CHECK:             vector.load %[[WG]][
+// CHECK:             vector.load %[[WU]][
+// CHECK:         } {tfc.kernel = "glu_linear"}
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           }
+// CHECK:           math.exp
+// CHECK:           %[[SIG:.*]] = arith.divf %[[ACC]]#0, %{{.*}} : vector<8xf32>
+// CHECK-NEXT:      %[[OUT:.*]] = arith.mulf %[[SIG]], %[[ACC]]#1 : vector<8xf32>
+// CHECK:           scf.if
+// CHECK-NEXT:        arith.muli
+// CHECK:             vector.store %[[OUT]], %{{.*}}[%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NOT:         vector.store
+// CHECK:           }
+// CHECK:         } {tfc.kernel = "glu_linear"}
+func.func @glu_linear(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "glu_linear", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 256 : i64, tfc.vocab = 0 : i64} {
+  %wg = tfc.param %params {name = "wg", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %wu = tfc.param %params {name = "wu", offset = 128 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %y, %gate, %up = tfc.glu_linear #tfc.activation<silu> %x, %wg, %wu : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+// dx = dq Wq^T + dk Wk^T: two segments, each a k loop in the pack (W read
+// transposed) and in the tile, the second k loop carrying on the first's
+// accumulators.
+// CHECK-LABEL: func.func @merged_input_grad_forward(
+// CHECK:         %[[WQ:.*]] = memref.subview
+// CHECK:         %[[WK:.*]] = memref.subview
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK:             memref.load %[[WQ]][
+// CHECK:           scf.for
+// CHECK:             memref.load %[[WK]][
+// CHECK:         } {tfc.kernel = "merged_input_grad"}
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]], {{.*}}) -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           %[[ACC2:.*]]:12 = scf.for {{.*}} iter_args(%{{.*}} = %[[ACC]]#0, %{{.*}} = %[[ACC]]#1, {{.*}}) -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           vector.maskedstore %{{.*}}, %{{.*}}, %[[ACC2]]#0
+// CHECK:         } {tfc.kernel = "merged_input_grad"}
+func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                             %dq: tensor<?x?x16xf32> {tfc.role = "x"},
+                             %dk: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "merged_input_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 256 : i64, tfc.vocab = 0 : i64} {
+  %wq = tfc.param %params {name = "wq", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %wk = tfc.param %params {name = "wk", offset = 128 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %dx = tfc.merged_input_grad grads(%dq, %dk) weights(%wq, %wk) : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %dx : tensor<?x?x8xf32>
+}
+
+// -----
+
+// The bias gradients are summed while dy is packed: the pack's k loop
+// carries one vector per slot and stores it into db after the loop.
+// CHECK-LABEL: func.func @merged_weight_grad_forward(
+// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         scf.parallel
+// CHECK:           scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK:             %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:               %[[R0:.*]] = vector.load
+// CHECK:               vector.store %[[R0]], %[[PACKED]][
+// CHECK-NEXT:          arith.addf %[[S0]], %[[R0]] : vector<8xf32>
+// CHECK:               %[[R1:.*]] = vector.load
+// CHECK:               vector.store %[[R1]], %[[PACKED]][
+// CHECK-NEXT:          arith.addf %[[S1]], %[[R1]] : vector<8xf32>
+// CHECK:             }
+// CHECK-NEXT:        vector.store %[[SUMS]]#0, %[[DB:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:        vector.store %[[SUMS]]#1, %[[DB]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:           default {
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
+// CHECK:         } {tfc.kernel = "merged_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           scf.index_switch
+// CHECK:         } {tfc.kernel = "merged_weight_grad"}
+func.func @merged_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                              %x: tensor<?x?x8xf32> {tfc.role = "x"},
+                              %dq: tensor<?x?x16xf32> {tfc.role = "x"},
+                              %dk: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<8x16xf32> {tfc.role = "y"}, tensor<8x16xf32> {tfc.role = "y"},
+        tensor<16xf32> {tfc.role = "y"}, tensor<16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "merged_weight_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %dwq, %dwk, %dbq, %dbk = tfc.merged_weight_grad %x grads(%dq, %dk) : tensor<?x?x8xf32>, (tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> weights(tensor<8x16xf32>, tensor<8x16xf32>) biases(tensor<16xf32>, tensor<16xf32>)
+  return %dwq, %dwk, %dbq, %dbk : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// d_pre = dy * relu'(pre) is formed while packing dy: stored to d_pre, into
+// the panel and into the bias gradient's column sums.
+// CHECK-LABEL: func.func @linear_act_weight_grad_forward(
+// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         scf.parallel
+// CHECK:           %[[SUMS:.*]]:2 = scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:             %[[DY:.*]] = vector.load
+// CHECK:             %[[PRE:.*]] = vector.load
+// CHECK:             %[[POS:.*]] = arith.cmpf ogt, %[[PRE]], %{{.*}} : vector<8xf32>
+// CHECK:             %[[D:.*]] = arith.select %[[POS]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK:             %[[DPRE:.*]] = arith.mulf %[[DY]], %[[D]] : vector<8xf32>
+// CHECK:             vector.store %[[DPRE]], %[[DPREBUF:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:             vector.store %[[DPRE]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:        arith.addf %{{.*}}, %[[DPRE]] : vector<8xf32>
+// CHECK:           }
+// CHECK-NEXT:      vector.store %[[SUMS]]#0
+// CHECK-NEXT:      vector.store %[[SUMS]]#1
+// CHECK:         } {tfc.kernel = "linear_act_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:         } {tfc.kernel = "linear_act_weight_grad"}
+func.func @linear_act_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                                  %x: tensor<?x?x8xf32> {tfc.role = "x"},
+                                  %pre: tensor<?x?x16xf32> {tfc.role = "x"},
+                                  %dy: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<8x16xf32> {tfc.role = "y"}, tensor<?x?x16xf32> {tfc.role = "y"},
+        tensor<16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "linear_act_weight_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %dw, %dpre, %db = tfc.linear_act_weight_grad #tfc.activation<relu> %x, %pre, %dy : (tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> (tensor<8x16xf32>, tensor<?x?x16xf32>, tensor<16xf32>)
+  return %dw, %dpre, %db : tensor<8x16xf32>, tensor<?x?x16xf32>, tensor<16xf32>
+}
