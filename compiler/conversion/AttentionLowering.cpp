@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -125,34 +126,30 @@ static MatmulProblem contextProblem(AttentionContextOp op, Lowering &l) {
 namespace {
 
 struct AttentionScoresLowering
-    : TfcOpLowering<AttentionScoresLowering, AttentionScoresOp> {
-  LogicalResult plan(AttentionScoresOp op, Lowering &l) const {
+    : MatmulOpLowering<AttentionScoresLowering, AttentionScoresOp> {
+  static LogicalResult planResults(AttentionScoresOp op, Lowering &l) {
     Buffer q = l.lookup(op.getQuery());
     Buffer k = l.lookup(op.getKey());
     l.allocateResult(op.getResult(),
                      {q.dims[0], q.dims[1], q.dims[2], k.dims[2]});
-    planMatmul(l, scoresProblem(op, l));
     return success();
   }
-  LogicalResult emit(AttentionScoresOp op, Lowering &l) const {
-    emitMatmul(l, scoresProblem(op, l));
-    return success();
+  static auto problem(AttentionScoresOp op, Lowering &l) {
+    return scoresProblem(op, l);
   }
 };
 
 struct AttentionContextLowering
-    : TfcOpLowering<AttentionContextLowering, AttentionContextOp> {
-  LogicalResult plan(AttentionContextOp op, Lowering &l) const {
+    : MatmulOpLowering<AttentionContextLowering, AttentionContextOp> {
+  static LogicalResult planResults(AttentionContextOp op, Lowering &l) {
     Buffer probs = l.lookup(op.getProbs());
     Buffer v = l.lookup(op.getValue());
     l.allocateResult(op.getResult(),
                      {probs.dims[0], probs.dims[1], probs.dims[2], v.dims[3]});
-    planMatmul(l, contextProblem(op, l));
     return success();
   }
-  LogicalResult emit(AttentionContextOp op, Lowering &l) const {
-    emitMatmul(l, contextProblem(op, l));
-    return success();
+  static auto problem(AttentionContextOp op, Lowering &l) {
+    return contextProblem(op, l);
   }
 };
 

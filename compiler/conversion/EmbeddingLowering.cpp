@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -43,19 +44,15 @@ static MatmulProblem linearProblem(LinearOp op, Lowering &l) {
 
 namespace {
 
-struct LinearLowering : TfcOpLowering<LinearLowering, LinearOp> {
-  LogicalResult plan(LinearOp op, Lowering &l) const {
+struct LinearLowering : MatmulOpLowering<LinearLowering, LinearOp> {
+  static LogicalResult planResults(LinearOp op, Lowering &l) {
     Buffer in = l.lookup(op.getInput());
     SmallVector<Value> dims(ArrayRef<Value>(in.dims).drop_back());
     dims.push_back(l.allocIndex(op.getOutFeatures()));
     l.allocateResult(op.getResult(), dims);
-    planMatmul(l, linearProblem(op, l));
     return success();
   }
-  LogicalResult emit(LinearOp op, Lowering &l) const {
-    emitMatmul(l, linearProblem(op, l));
-    return success();
-  }
+  static auto problem(LinearOp op, Lowering &l) { return linearProblem(op, l); }
 };
 
 struct EmbeddingLowering : TfcOpLowering<EmbeddingLowering, EmbeddingOp> {

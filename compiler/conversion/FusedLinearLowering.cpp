@@ -9,6 +9,7 @@
 
 #include "conversion/FusedMatmul.h"
 #include "conversion/LoweringPatterns.h"
+#include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
 
 using namespace mlir;
@@ -210,39 +211,35 @@ FusedMatmulProblem linearActWeightGradProblem(LinearActWeightGradOp op,
 
 //===--- The lowerings ---===//
 
-struct LinearActLowering : TfcOpLowering<LinearActLowering, LinearActOp> {
-  LogicalResult plan(LinearActOp op, Lowering &l) const {
+struct LinearActLowering : MatmulOpLowering<LinearActLowering, LinearActOp> {
+  static LogicalResult planResults(LinearActOp op, Lowering &l) {
     Buffer in = l.lookup(op.getInput());
     int64_t n = widthOf(op.getWeight(), 1);
     allocateLike(l, op.getResult(), in, n);
     if (isNeeded(op.getPre()))
       allocateLike(l, op.getPre(), in, n);
-    planFusedMatmul(l, linearActProblem(op, l));
     return success();
   }
-  LogicalResult emit(LinearActOp op, Lowering &l) const {
-    emitFusedMatmul(l, linearActProblem(op, l));
-    return success();
+  static auto problem(LinearActOp op, Lowering &l) {
+    return linearActProblem(op, l);
   }
 };
 
 struct MergedLinearLowering
-    : TfcOpLowering<MergedLinearLowering, MergedLinearOp> {
-  LogicalResult plan(MergedLinearOp op, Lowering &l) const {
+    : MatmulOpLowering<MergedLinearLowering, MergedLinearOp> {
+  static LogicalResult planResults(MergedLinearOp op, Lowering &l) {
     Buffer in = l.lookup(op.getInput());
     for (auto [i, weight] : llvm::enumerate(op.getWeights()))
       allocateLike(l, op.getResults()[i], in, widthOf(weight, 1));
-    planFusedMatmul(l, mergedLinearProblem(op, l));
     return success();
   }
-  LogicalResult emit(MergedLinearOp op, Lowering &l) const {
-    emitFusedMatmul(l, mergedLinearProblem(op, l));
-    return success();
+  static auto problem(MergedLinearOp op, Lowering &l) {
+    return mergedLinearProblem(op, l);
   }
 };
 
-struct GLULinearLowering : TfcOpLowering<GLULinearLowering, GLULinearOp> {
-  LogicalResult plan(GLULinearOp op, Lowering &l) const {
+struct GLULinearLowering : MatmulOpLowering<GLULinearLowering, GLULinearOp> {
+  static LogicalResult planResults(GLULinearOp op, Lowering &l) {
     Buffer in = l.lookup(op.getInput());
     int64_t n = widthOf(op.getGateWeight(), 1);
     allocateLike(l, op.getResult(), in, n);
@@ -251,59 +248,51 @@ struct GLULinearLowering : TfcOpLowering<GLULinearLowering, GLULinearOp> {
       allocateLike(l, op.getGate(), in, n);
     if (isNeeded(op.getUp()))
       allocateLike(l, op.getUp(), in, n);
-    planFusedMatmul(l, gluLinearProblem(op, l));
     return success();
   }
-  LogicalResult emit(GLULinearOp op, Lowering &l) const {
-    emitFusedMatmul(l, gluLinearProblem(op, l));
-    return success();
+  static auto problem(GLULinearOp op, Lowering &l) {
+    return gluLinearProblem(op, l);
   }
 };
 
 struct MergedInputGradLowering
-    : TfcOpLowering<MergedInputGradLowering, MergedInputGradOp> {
-  LogicalResult plan(MergedInputGradOp op, Lowering &l) const {
+    : MatmulOpLowering<MergedInputGradLowering, MergedInputGradOp> {
+  static LogicalResult planResults(MergedInputGradOp op, Lowering &l) {
     allocateLike(l, op.getResult(), l.lookup(op.getGrads()[0]),
                  widthOf(op.getWeights()[0], 0));
-    planFusedMatmul(l, mergedInputGradProblem(op, l));
     return success();
   }
-  LogicalResult emit(MergedInputGradOp op, Lowering &l) const {
-    emitFusedMatmul(l, mergedInputGradProblem(op, l));
-    return success();
+  static auto problem(MergedInputGradOp op, Lowering &l) {
+    return mergedInputGradProblem(op, l);
   }
 };
 
 struct MergedWeightGradLowering
-    : TfcOpLowering<MergedWeightGradLowering, MergedWeightGradOp> {
-  LogicalResult plan(MergedWeightGradOp op, Lowering &l) const {
+    : MatmulOpLowering<MergedWeightGradLowering, MergedWeightGradOp> {
+  static LogicalResult planResults(MergedWeightGradOp op, Lowering &l) {
     Buffer x = l.lookup(op.getInput());
     for (auto [i, dy] : llvm::enumerate(op.getGrads()))
       planWeightGradPart(l, x, dy, op.getWeightGrads()[i],
                          op.getBiasGrads().empty() ? Value()
                                                    : op.getBiasGrads()[i]);
-    planFusedMatmul(l, mergedWeightGradProblem(op, l));
     return success();
   }
-  LogicalResult emit(MergedWeightGradOp op, Lowering &l) const {
-    emitFusedMatmul(l, mergedWeightGradProblem(op, l));
-    return success();
+  static auto problem(MergedWeightGradOp op, Lowering &l) {
+    return mergedWeightGradProblem(op, l);
   }
 };
 
 struct LinearActWeightGradLowering
-    : TfcOpLowering<LinearActWeightGradLowering, LinearActWeightGradOp> {
-  LogicalResult plan(LinearActWeightGradOp op, Lowering &l) const {
+    : MatmulOpLowering<LinearActWeightGradLowering, LinearActWeightGradOp> {
+  static LogicalResult planResults(LinearActWeightGradOp op, Lowering &l) {
     Buffer x = l.lookup(op.getInput());
     l.allocateLike(op.getPreGrad(), op.getPre());
     planWeightGradPart(l, x, op.getGrad(), op.getWeightGrad(),
                        op.getBiasGrad());
-    planFusedMatmul(l, linearActWeightGradProblem(op, l));
     return success();
   }
-  LogicalResult emit(LinearActWeightGradOp op, Lowering &l) const {
-    emitFusedMatmul(l, linearActWeightGradProblem(op, l));
-    return success();
+  static auto problem(LinearActWeightGradOp op, Lowering &l) {
+    return linearActWeightGradProblem(op, l);
   }
 };
 

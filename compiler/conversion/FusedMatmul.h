@@ -67,6 +67,9 @@ struct FusedMatmulProblem {
   bool bf16Operands = false;
 };
 
+/// A plain matmul as the one-part, one-segment fused problem.
+FusedMatmulProblem fusedMatmulOf(const MatmulProblem &problem);
+
 /// Reserves the matmul's scratch (Lowering::Phase::Plan): the packed panels
 /// of B on the CPU, planGpuMatmul's on the CUDA target. The problem's
 /// shapes and flags must be those emitFusedMatmul gets; its flat buffers

@@ -85,13 +85,6 @@ static_assert(kBK == 16, "one m16n8k16 step per slice");
 /// that a fragment load (rows g, words t of 8 x 4 lanes) hits 32 banks.
 constexpr int64_t kWordsK = kBK / 2 + 4;
 
-Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
-                   Value col) {
-  return l.add(l.add(l.add(ref.base, l.mul(bt, ref.batchStride)),
-                     l.mul(row, ref.rowStride)),
-               l.mul(col, ref.colStride));
-}
-
 bool isOne(Lowering &l, Value v) {
   std::optional<int64_t> c = l.constantIndex(v);
   return c && *c == 1;

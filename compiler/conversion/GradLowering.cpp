@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringPatterns.h"
+#include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
 #include "conversion/RowLoops.h"
 
@@ -133,8 +134,8 @@ static MatmulProblem weightGradProblem(LinearWeightGradOp op, Lowering &l) {
 namespace {
 
 struct LinearWeightGradLowering
-    : TfcOpLowering<LinearWeightGradLowering, LinearWeightGradOp> {
-  LogicalResult plan(LinearWeightGradOp op, Lowering &l) const {
+    : MatmulOpLowering<LinearWeightGradLowering, LinearWeightGradOp> {
+  static LogicalResult planResults(LinearWeightGradOp op, Lowering &l) {
     Value inWidth = l.lookup(op.getInput()).dims.back();
     Value outWidth = l.lookup(op.getGrad()).dims.back();
     bool transpose = op.getTransposeWeight();
@@ -145,12 +146,10 @@ struct LinearWeightGradLowering
           return (i == 0) != transpose ? inWidth : outWidth;
         });
     l.allocateResult(op.getResult(), dims);
-    planMatmul(l, weightGradProblem(op, l));
     return success();
   }
-  LogicalResult emit(LinearWeightGradOp op, Lowering &l) const {
-    emitMatmul(l, weightGradProblem(op, l));
-    return success();
+  static auto problem(LinearWeightGradOp op, Lowering &l) {
+    return weightGradProblem(op, l);
   }
 };
 
@@ -209,19 +208,18 @@ static MatmulProblem batchMatmulProblem(BatchMatmulOp op, Lowering &l) {
 
 namespace {
 
-struct BatchMatmulLowering : TfcOpLowering<BatchMatmulLowering, BatchMatmulOp> {
-  LogicalResult plan(BatchMatmulOp op, Lowering &l) const {
+struct BatchMatmulLowering
+    : MatmulOpLowering<BatchMatmulLowering, BatchMatmulOp> {
+  static LogicalResult planResults(BatchMatmulOp op, Lowering &l) {
     Buffer a = l.lookup(op.getLhs());
     Buffer bm = l.lookup(op.getRhs());
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
     l.allocateResult(op.getResult(), {a.dims[0], a.dims[1], a.dims[ta ? 3 : 2],
                                       bm.dims[tb ? 2 : 3]});
-    planMatmul(l, batchMatmulProblem(op, l));
     return success();
   }
-  LogicalResult emit(BatchMatmulOp op, Lowering &l) const {
-    emitMatmul(l, batchMatmulProblem(op, l));
-    return success();
+  static auto problem(BatchMatmulOp op, Lowering &l) {
+    return batchMatmulProblem(op, l);
   }
 };
 
@@ -269,7 +267,6 @@ static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
   Location loc = l.loc;
   Value g = l.lookup(gamma).flat;
   Value w = l.index(width);
-  Value invWidth = l.f32(1.0 / double(width));
   auto mulf = [&](Value x, Value y) -> Value {
     return arith::MulFOp::create(b, loc, x, y);
   };
@@ -279,12 +276,6 @@ static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
 
   RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
     Value base = l.mul(row, w);
-    // Sums over the row of terms(i, base + i), one per term.
-    auto sumOf = [&](int64_t count,
-                     function_ref<SmallVector<Value>(Value, Value)> terms) {
-      return rowLoops.sum(w, count,
-                          [&](Value i) { return terms(i, l.add(base, i)); });
-    };
     auto [mean, rstd] =
         rowLoops.normStatistics(width, epsilon, subtractMean, [&](Value i) {
           return l.load(in.flat, l.add(base, i));
@@ -294,27 +285,17 @@ static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
       l.store(mean, stats.flat, statsBase);
       l.store(rstd, stats.flat, l.add(statsBase, l.index(1)));
     });
-
-    auto xhatAt = [&](Value idx) {
-      return mulf(subf(l.load(in.flat, idx), mean), rstd);
+    auto xhatAt = [&](Value i) {
+      return mulf(subf(l.load(in.flat, l.add(base, i)), mean), rstd);
     };
-    auto gAt = [&](Value i, Value idx) {
-      return mulf(l.load(dy.flat, idx), l.load(g, i));
+    auto gAt = [&](Value i) {
+      return mulf(l.load(dy.flat, l.add(base, i)), l.load(g, i));
     };
-    SmallVector<Value> sums =
-        sumOf(2, [&](Value i, Value idx) -> SmallVector<Value> {
-          Value gi = gAt(i, idx);
-          return {gi, mulf(gi, xhatAt(idx))};
-        });
-    Value meanG = subtractMean ? mulf(sums[0], invWidth) : Value();
-    Value meanGX = mulf(sums[1], invWidth);
+    RowLoops::NormGradTerms terms =
+        rowLoops.normGradTerms(width, subtractMean, gAt, xhatAt);
     rowLoops.forEachColumn(w, [&](Value i) {
-      Value idx = l.add(base, i);
-      Value v = gAt(i, idx);
-      if (meanG)
-        v = subf(v, meanG);
-      v = subf(v, mulf(xhatAt(idx), meanGX));
-      l.store(mulf(rstd, v), dx.flat, idx);
+      l.store(rowLoops.normInputGrad(terms, rstd, gAt(i), xhatAt(i)), dx.flat,
+              l.add(base, i));
     });
   });
 

@@ -204,11 +204,21 @@ namespace {
 
 struct ScaleByLowering : ShapePreservingLowering<ScaleByLowering, ScaleByOp> {
   LogicalResult emit(ScaleByOp op, Lowering &l) const {
-    Value factor = l.load(l.lookup(op.getFactor()).flat, l.index(0));
-    emitElementwise(l, {l.lookup(op.getInput()).flat}, l.lookup(op.getResult()),
-                    [&](ValueRange x) -> Value {
-                      return arith::MulFOp::create(l.b, l.loc, x[0], factor);
-                    });
+    Buffer in = l.lookup(op.getInput());
+    Buffer out = l.lookup(op.getResult());
+    Value factor = l.lookup(op.getFactor()).flat;
+    Value width = out.dims.back();
+    // The factor is read in each row's parallel iteration: on CUDA it is a
+    // device array, read by the kernel, not by the host.
+    l.parallelFor(rowCount(l, out), [&](Value row) {
+      Value f = l.load(factor, l.index(0));
+      Value base = l.mul(row, width);
+      l.forLoop(l.index(0), width, [&](Value i) {
+        Value idx = l.add(base, i);
+        l.store(arith::MulFOp::create(l.b, l.loc, l.load(in.flat, idx), f),
+                out.flat, idx);
+      });
+    });
     return success();
   }
 };

@@ -356,3 +356,10 @@ MemRefType Lowering::sharedArray(Type elementType, int64_t n) {
   return MemRefType::get({n}, elementType, MemRefLayoutAttrInterface(),
                          workgroup);
 }
+
+Value mlir::tfc::elementIndex(Lowering &l, const MatrixRef &ref, Value bt,
+                              Value row, Value col) {
+  return l.add(l.add(l.add(ref.base, l.mul(bt, ref.batchStride)),
+                     l.mul(row, ref.rowStride)),
+               l.mul(col, ref.colStride));
+}

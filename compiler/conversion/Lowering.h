@@ -265,6 +265,10 @@ struct MatrixRef {
   Value colStride;
 };
 
+/// The index of element (bt, row, col) of `ref` in its flat buffer.
+Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
+                   Value col);
+
 /// C[bt, m, n] = sum_k A[bt, m, k] * B[bt, k, n] (+ bias[n]) for bt < batch.
 /// C is contiguous along n (colStride 1). `n` and `k` may be dynamic.
 struct MatmulProblem {

@@ -49,14 +49,6 @@ struct Blocking {
       : vectorWidth(vectorWidth), rows(vectorWidth >= 16 ? 8 : 6) {}
 };
 
-/// Index of element (bt, row, col) of a strided matrix.
-Value elementIndex(Lowering &l, const MatrixRef &ref, Value bt, Value row,
-                   Value col) {
-  return l.add(l.add(l.add(ref.base, l.mul(bt, ref.batchStride)),
-                     l.mul(row, ref.rowStride)),
-               l.mul(col, ref.colStride));
-}
-
 /// The vector slot `v` of a panel: which part it reads and its first column
 /// in that part.
 struct Slot {
@@ -421,8 +413,7 @@ void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
   emitter.emitTiles(packed);
 }
 
-/// The one-part, one-segment problem of a plain matmul.
-static FusedMatmulProblem asFused(const MatmulProblem &p) {
+FusedMatmulProblem mlir::tfc::fusedMatmulOf(const MatmulProblem &p) {
   FusedMatmulProblem fused;
   fused.batch = p.batch;
   fused.m = p.m;
@@ -438,9 +429,9 @@ static FusedMatmulProblem asFused(const MatmulProblem &p) {
 }
 
 void mlir::tfc::planMatmul(Lowering &l, const MatmulProblem &p) {
-  planFusedMatmul(l, asFused(p));
+  planFusedMatmul(l, fusedMatmulOf(p));
 }
 
 void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
-  emitFusedMatmul(l, asFused(p));
+  emitFusedMatmul(l, fusedMatmulOf(p));
 }

@@ -158,7 +158,6 @@ LogicalResult ResidualNormGradLowering::emit(ResidualNormGradOp op,
   Location loc = l.loc;
   Value g = gammaBuf.flat;
   Value w = l.index(width);
-  Value invWidth = l.f32(1.0 / double(width));
   double alpha = op.getAlpha().convertToDouble();
   double epsilon = op.getEpsilon().convertToDouble();
   Value blockFloats = l.index(sums * width);
@@ -185,22 +184,13 @@ LogicalResult ResidualNormGradLowering::emit(ResidualNormGradOp op,
       auto gAt = [&](Value i) {
         return mulf(l, l.load(dy.flat, l.add(base, i)), l.load(g, i));
       };
-      // With g = dy * gamma: dx = rstd (g - mean(g) - xhat mean(g xhat)),
-      // as lowerNormGrad (RMSNorm: no mean(g) term).
-      SmallVector<Value> totals =
-          rowLoops.sum(w, 2, [&](Value i) -> SmallVector<Value> {
-            Value gi = gAt(i);
-            return {gi, mulf(l, gi, xhatAt(i))};
-          });
-      Value meanG = layerNorm ? mulf(l, totals[0], invWidth) : Value();
-      Value meanGX = mulf(l, totals[1], invWidth);
+      // dx as the norm gradient's (RowLoops::normGradTerms).
+      RowLoops::NormGradTerms terms =
+          rowLoops.normGradTerms(width, layerNorm, gAt, xhatAt);
       rowLoops.forEachColumn(w, [&](Value i) {
         Value idx = l.add(base, i);
         Value xhat = xhatAt(i);
-        Value v = gAt(i);
-        if (meanG)
-          v = subf(l, v, meanG);
-        v = mulf(l, rstd, subf(l, v, mulf(l, xhat, meanGX)));
+        Value v = rowLoops.normInputGrad(terms, rstd, gAt(i), xhat);
         // The sum's gradient from its other uses comes first, as
         // tfc-derive-backward's accumulation adds them.
         if (dOther)

@@ -175,3 +175,34 @@ SmallVector<Value> RowLoops::reduceAcrossBlock(Combine kind,
   gpu::BarrierOp::create(b, loc);
   return totals;
 }
+
+RowLoops::NormGradTerms
+RowLoops::normGradTerms(int64_t width, bool subtractMean,
+                        function_ref<Value(Value)> g,
+                        function_ref<Value(Value)> xhat) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value invWidth = l.f32(1.0 / double(width));
+  SmallVector<Value> sums =
+      sum(l.index(width), 2, [&](Value i) -> SmallVector<Value> {
+        Value gi = g(i);
+        return {gi, arith::MulFOp::create(b, loc, gi, xhat(i))};
+      });
+  NormGradTerms terms;
+  if (subtractMean)
+    terms.meanG = arith::MulFOp::create(b, loc, sums[0], invWidth);
+  terms.meanGX = arith::MulFOp::create(b, loc, sums[1], invWidth);
+  return terms;
+}
+
+Value RowLoops::normInputGrad(const NormGradTerms &terms, Value rstd, Value g,
+                              Value xhat) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value v = g;
+  if (terms.meanG)
+    v = arith::SubFOp::create(b, loc, v, terms.meanG);
+  v = arith::SubFOp::create(b, loc, v,
+                            arith::MulFOp::create(b, loc, xhat, terms.meanGX));
+  return arith::MulFOp::create(b, loc, rstd, v);
+}

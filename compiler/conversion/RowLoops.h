@@ -52,6 +52,22 @@ public:
                                 function_ref<Value(Value)> load,
                                 Value sum = Value());
 
+  /// The row terms of a norm's input gradient. With xhat = (x - mean) *
+  /// rstd and g = dy * gamma, dx = rstd * (g - mean(g) - xhat * mean(g *
+  /// xhat)); RMSNorm (no `subtractMean`) has no mean(g) term. `g(i)` and
+  /// `xhat(i)` are column i's values. The norm gradient and the fused
+  /// residual-norm gradient both use these, so they agree bit for bit.
+  struct NormGradTerms {
+    Value meanG;  // Null without subtractMean.
+    Value meanGX; // mean(g * xhat).
+  };
+  NormGradTerms normGradTerms(int64_t width, bool subtractMean,
+                              function_ref<Value(Value)> g,
+                              function_ref<Value(Value)> xhat);
+  /// Column i's dx from the terms, its g and its xhat.
+  Value normInputGrad(const NormGradTerms &terms, Value rstd, Value g,
+                      Value xhat);
+
 private:
   RowLoops(Lowering &l, Value thread, Value scratch)
       : l(l), thread(thread), scratch(scratch) {}
