@@ -8,32 +8,33 @@
 
 using namespace mlir;
 
-namespace tfc::abi {
+namespace mlir::tfc::abi {
 
 namespace {
 
 /// The header's comment on an array of `role` (docs/abi.md INPUTS, OUTPUTS,
 /// D_OUTPUTS, D_INPUTS).
 std::string roleComment(StringRef role, ShapedType type) {
-  StringRef known = llvm::StringSwitch<StringRef>(role)
-                        .Case("params", "")
-                        .Case("tokens", "[batch, seq]")
-                        .Cases({"x", "y", "d_x", "d_y"}, "[batch, seq, d_model]")
-                        .Cases({"enc", "d_enc"}, "[batch, enc_seq, d_model]")
-                        .Case("targets", "[batch, seq], < 0 ignored")
-                        .Cases({"logits", "d_logits"}, "[batch, seq, vocab]")
-                        .Case("loss", "1 float: mean cross-entropy")
-                        .Case("d_params", "+= gradients, layout of params")
-                        .Default("?");
+  StringRef known =
+      llvm::StringSwitch<StringRef>(role)
+          .Case("params", "")
+          .Case("tokens", "[batch, seq]")
+          .Cases({"x", "y", "d_x", "d_y"}, "[batch, seq, d_model]")
+          .Cases({"enc", "d_enc"}, "[batch, enc_seq, d_model]")
+          .Case("targets", "[batch, seq], < 0 ignored")
+          .Cases({"logits", "d_logits"}, "[batch, seq, vocab]")
+          .Case("loss", "1 float: mean cross-entropy")
+          .Case("d_params", "+= gradients, layout of params")
+          .Default("?");
   if (known != "?")
     return known.str();
   // Another role: its dimensions, [batch, seq, width...].
   std::string shape;
   for (int64_t i = 0; i < type.getRank(); ++i) {
     shape += i ? ", " : "[";
-    shape += i == 0                    ? "batch"
-             : type.isDynamicDim(i)    ? "seq"
-                                       : std::to_string(type.getDimSize(i));
+    shape += i == 0                 ? "batch"
+             : type.isDynamicDim(i) ? "seq"
+                                    : std::to_string(type.getDimSize(i));
   }
   return type.getRank() ? shape + "]" : "1 element";
 }
@@ -54,8 +55,8 @@ EntryArgument array(StringRef role, Type type, bool written,
 
 EntryArgument scalar(ArgumentKind kind, StringRef name, StringRef cType,
                      StringRef comment = "") {
-  return {kind, name.str(), cType.str(), comment.str(), Type(), false,
-          std::nullopt};
+  return {kind,   name.str(), cType.str(), comment.str(),
+          Type(), false,      std::nullopt};
 }
 
 /// batch, seq [, enc_seq]: the run-time sizes.
@@ -110,8 +111,8 @@ SmallVector<const EntryArgument *> EntryPoint::sizes() const {
   return result;
 }
 
-EntrySignature describeEntryPoints(func::FuncOp model,
-                                             bool withBackward, bool cuda) {
+EntrySignature describeEntryPoints(func::FuncOp model, bool withBackward,
+                                   bool cuda) {
   using mlir::tfc::getArgRole;
   using mlir::tfc::getResultRole;
   EntrySignature s;
@@ -122,11 +123,11 @@ EntrySignature describeEntryPoints(func::FuncOp model,
   mlir::tfc::GradientInterface grad = mlir::tfc::getGradientInterface(model);
   Type paramsType = model.getArgument(grad.paramsArg).getType();
 
-  s.paramCount = {EntryKind::ParamCount, s.model + "_param_count", "int64_t",
-                  {}};
+  s.paramCount = {
+      EntryKind::ParamCount, s.model + "_param_count", "int64_t", {}};
 
-  s.workspaceSize = {EntryKind::WorkspaceSize, s.model + "_workspace_size",
-                     "int64_t", {}};
+  s.workspaceSize = {
+      EntryKind::WorkspaceSize, s.model + "_workspace_size", "int64_t", {}};
   appendSizes(s.workspaceSize.arguments, s.hasEncoder);
 
   s.init = {EntryKind::Init, s.model + "_init", "int32_t", {}};
@@ -159,18 +160,15 @@ EntrySignature describeEntryPoints(func::FuncOp model,
   bwd.arguments.push_back(
       array("params", paramsType, /*written=*/false, argumentSource(0)));
   for (auto [k, i] : llvm::enumerate(grad.seededResults))
-    bwd.arguments.push_back(
-        array(mlir::tfc::gradientRole(getResultRole(model, i)),
-              model.getResultTypes()[i], /*written=*/false,
-              argumentSource(1 + k)));
+    bwd.arguments.push_back(array(
+        mlir::tfc::gradientRole(getResultRole(model, i)),
+        model.getResultTypes()[i], /*written=*/false, argumentSource(1 + k)));
   for (auto [k, i] : llvm::enumerate(grad.differentiatedArgs))
-    bwd.arguments.push_back(
-        array(mlir::tfc::gradientRole(getArgRole(model, i)),
-              model.getArgumentTypes()[i], /*written=*/true,
-              resultSource(1 + k)));
-  bwd.arguments.push_back(
-      array("d_params", paramsType, /*written=*/true,
-            argumentSource(1 + grad.seededResults.size())));
+    bwd.arguments.push_back(array(mlir::tfc::gradientRole(getArgRole(model, i)),
+                                  model.getArgumentTypes()[i], /*written=*/true,
+                                  resultSource(1 + k)));
+  bwd.arguments.push_back(array("d_params", paramsType, /*written=*/true,
+                                argumentSource(1 + grad.seededResults.size())));
   appendWorkspaceAndSizes(bwd.arguments, s.hasEncoder);
   s.backward = std::move(bwd);
   return s;
@@ -183,4 +181,4 @@ func::FuncOp lookupModelFunction(ModuleOp module) {
   return nullptr;
 }
 
-} // namespace tfc::abi
+} // namespace mlir::tfc::abi

@@ -28,7 +28,7 @@
 #include <optional>
 #include <string>
 
-namespace tfc::abi {
+namespace mlir::tfc::abi {
 
 /// What an argument of an entry point is.
 enum class ArgumentKind {
@@ -98,6 +98,6 @@ EntrySignature describeEntryPoints(mlir::func::FuncOp model, bool withBackward,
 /// The `tfc.model` function of `module`; null when it has none.
 mlir::func::FuncOp lookupModelFunction(mlir::ModuleOp module);
 
-} // namespace tfc::abi
+} // namespace mlir::tfc::abi
 
 #endif // TFC_ABI_ENTRYSIGNATURE_H

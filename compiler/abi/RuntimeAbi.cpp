@@ -6,7 +6,7 @@
 
 using namespace mlir;
 
-namespace tfc::abi {
+namespace mlir::tfc::abi {
 
 Value statusConstant(OpBuilder &b, Location loc, tfc_status status) {
   return arith::ConstantIntOp::create(b, loc, int32_t(status), 32);
@@ -16,9 +16,8 @@ FunctionType parallelTaskType(MLIRContext *ctx) {
   return runtimeFuncType<std::remove_pointer_t<tfc_task_fn>>(ctx);
 }
 
-LLVM::LLVMFuncOp declareRuntimeFunction(ModuleOp module,
-                                                  StringRef name,
-                                                  LLVM::LLVMFunctionType type) {
+LLVM::LLVMFuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
+                                        LLVM::LLVMFunctionType type) {
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name)) {
     assert(existing.getFunctionType() == type &&
            "a runtime function declared with another type");
@@ -29,7 +28,7 @@ LLVM::LLVMFuncOp declareRuntimeFunction(ModuleOp module,
 }
 
 func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
-                                              FunctionType type) {
+                                    FunctionType type) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
     assert(existing.getFunctionType() == type &&
            "a runtime function declared with another type");
@@ -41,13 +40,10 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
   return decl;
 }
 
-LLVM::CallOp callRuntimeFunction(OpBuilder &b, Location loc,
-                                           StringRef name,
-                                           LLVM::LLVMFunctionType type,
-                                           ValueRange args) {
-  return LLVM::CallOp::create(b, loc, type,
-                              FlatSymbolRefAttr::get(b.getContext(), name),
-                              args);
+LLVM::CallOp callRuntimeFunction(OpBuilder &b, Location loc, StringRef name,
+                                 LLVM::LLVMFunctionType type, ValueRange args) {
+  return LLVM::CallOp::create(
+      b, loc, type, FlatSymbolRefAttr::get(b.getContext(), name), args);
 }
 
-} // namespace tfc::abi
+} // namespace mlir::tfc::abi

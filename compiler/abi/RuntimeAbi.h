@@ -1,4 +1,5 @@
-//===- RuntimeAbi.h - The runtime's C ABI as the compiler sees it -*- C++ -*-===//
+//===- RuntimeAbi.h - The runtime's C ABI as the compiler sees it -*- C++
+//-*-===//
 //
 // Generated code calls the tfc runtime (runtime/include/tfc/runtime.h), and
 // that header is the one statement of the contract: the compiler includes it
@@ -30,7 +31,7 @@
 
 #include <type_traits>
 
-namespace tfc::abi {
+namespace mlir::tfc::abi {
 
 /// TFC_RUNTIME_ABI_VERSION of the runtime.h the compiler was built with: the
 /// version generated code is written for (and its header requires).
@@ -138,6 +139,12 @@ template <typename F> struct RuntimeFunction {
 /// `runtime::tfc_rt_error` is the C function `::tfc_rt_error`'s symbol and
 /// type. A runtime function renamed or removed in runtime.h fails here.
 namespace runtime {
+// GCC drops tfc_rt_error's format(printf) attribute from the template
+// argument (the type is all that matters here) and says so.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#endif
 #define TFC_ABI_RUNTIME_FUNCTION(fn)                                           \
   inline constexpr RuntimeFunction<decltype(::fn)> fn { #fn }
 // Entry points: error messages and the numerical guard.
@@ -152,6 +159,9 @@ TFC_ABI_RUNTIME_FUNCTION(tfc_rt_fill_range);
 TFC_ABI_RUNTIME_FUNCTION(tfc_cuda_launch);
 TFC_ABI_RUNTIME_FUNCTION(tfc_cuda_read);
 #undef TFC_ABI_RUNTIME_FUNCTION
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 } // namespace runtime
 
 /// The type of a parallel loop body that tfc_rt_parallel_for runs,
@@ -160,9 +170,9 @@ mlir::FunctionType parallelTaskType(mlir::MLIRContext *ctx);
 
 /// `llvm.func @name(...)` at the top of `module`, or the existing
 /// declaration of that symbol (whose type must be `type`).
-mlir::LLVM::LLVMFuncOp declareRuntimeFunction(mlir::ModuleOp module,
-                                              llvm::StringRef name,
-                                              mlir::LLVM::LLVMFunctionType type);
+mlir::LLVM::LLVMFuncOp
+declareRuntimeFunction(mlir::ModuleOp module, llvm::StringRef name,
+                       mlir::LLVM::LLVMFunctionType type);
 /// `func.func private @name(...)` at the top of `module`, or the existing
 /// one (whose type must be `type`).
 mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module,
@@ -198,6 +208,6 @@ mlir::LLVM::CallOp callRuntimeFunction(mlir::OpBuilder &b, mlir::Location loc,
                              args);
 }
 
-} // namespace tfc::abi
+} // namespace mlir::tfc::abi
 
 #endif // TFC_ABI_RUNTIMEABI_H

@@ -85,7 +85,7 @@ FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
 Value nothingFailed(OpBuilder &b, Location loc, Value statusSlot) {
   Value status = LLVM::LoadOp::create(b, loc, b.getI32Type(), statusSlot);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
-                               ::tfc::abi::statusConstant(b, loc, TFC_OK));
+                               abi::statusConstant(b, loc, TFC_OK));
 }
 
 class LaunchLowering {
@@ -110,12 +110,10 @@ private:
   SmallVector<Value> flattenOperands(OpBuilder &b, gpu::LaunchFuncOp launch);
   /// tfc_cuda_launch and tfc_cuda_read, typed as runtime.h declares them.
   func::FuncOp declareLaunch() {
-    return ::tfc::abi::declareRuntimeFunc(module,
-                                        ::tfc::abi::runtime::tfc_cuda_launch);
+    return abi::declareRuntimeFunc(module, abi::runtime::tfc_cuda_launch);
   }
   func::FuncOp declareRead() {
-    return ::tfc::abi::declareRuntimeFunc(module,
-                                        ::tfc::abi::runtime::tfc_cuda_read);
+    return abi::declareRuntimeFunc(module, abi::runtime::tfc_cuda_read);
   }
   /// Replaces a host `memref.load` of device memory by a guarded
   /// `tfc_cuda_read` into a host slot (zero when a call failed before).
@@ -409,7 +407,7 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   // the return below reports the driver's status anyway.
   SmallVector<LLVM::CallOp> messages;
   func.walk([&](LLVM::CallOp call) {
-    if (call.getCallee() == ::tfc::abi::runtime::tfc_rt_error.name &&
+    if (call.getCallee() == abi::runtime::tfc_rt_error.name &&
         call.getNumResults() == 1)
       messages.push_back(call);
   });
@@ -437,9 +435,9 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
     }
     OpBuilder b(ret);
     Value status = LLVM::LoadOp::create(b, ret.getLoc(), i32, statusSlot);
-    Value failedLaunch = arith::CmpIOp::create(
-        b, ret.getLoc(), arith::CmpIPredicate::ne, status,
-        ::tfc::abi::statusConstant(b, ret.getLoc(), TFC_OK));
+    Value failedLaunch =
+        arith::CmpIOp::create(b, ret.getLoc(), arith::CmpIPredicate::ne, status,
+                              abi::statusConstant(b, ret.getLoc(), TFC_OK));
     ret.setOperand(0, arith::SelectOp::create(b, ret.getLoc(), failedLaunch,
                                               status, ret.getOperand(0)));
     return WalkResult::advance();

@@ -93,7 +93,7 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   // The body function.
   OpBuilder mb(ctx);
   mb.setInsertionPointAfter(parent);
-  FunctionType taskType = ::tfc::abi::parallelTaskType(ctx);
+  FunctionType taskType = abi::parallelTaskType(ctx);
   auto body = func::FuncOp::create(mb, loc, bodyName, taskType);
   body.setPrivate();
   // Local to the object: only the ABI functions are exported.
@@ -116,12 +116,13 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
                    .getResult(0);
     mapping.map(v, loaded);
   }
-  auto toIndex = [&](Value v) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  };
+  // The task's [begin, end) as the loop's index type.
+  Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                           entry->getArgument(1));
+  Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                         entry->getArgument(2));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto chunk = scf::ForOp::create(b, loc, toIndex(entry->getArgument(1)),
-                                  toIndex(entry->getArgument(2)), one);
+  auto chunk = scf::ForOp::create(b, loc, begin, end, one);
   mapping.map(loop.getInductionVars()[0], chunk.getInductionVar());
   OpBuilder inner = OpBuilder::atBlockBegin(chunk.getBody());
   for (Operation &op : loop.getBody()->without_terminator())
@@ -148,12 +149,12 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   }
   Value fn =
       func::ConstantOp::create(cb, loc, taskType, SymbolRefAttr::get(body));
-  Value fnPtr = UnrealizedConversionCastOp::create(cb, loc, ptr, fn).getResult(0);
+  Value fnPtr =
+      UnrealizedConversionCastOp::create(cb, loc, ptr, fn).getResult(0);
   Value n = arith::IndexCastOp::create(cb, loc, i64, loop.getUpperBound()[0]);
   func::CallOp::create(
       cb, loc,
-      ::tfc::abi::declareRuntimeFunc(module,
-                                   ::tfc::abi::runtime::tfc_rt_parallel_for),
+      abi::declareRuntimeFunc(module, abi::runtime::tfc_rt_parallel_for),
       ValueRange{parent.getArgument(0), n, fnPtr, ctxPtr});
   loop.erase();
   return success();

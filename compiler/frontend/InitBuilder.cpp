@@ -11,6 +11,7 @@
 
 using namespace mlir;
 using namespace ::tfc;
+namespace abi = mlir::tfc::abi;
 
 void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
                                const ParamLayout &layout) {

@@ -12,6 +12,7 @@
 
 using namespace tfc;
 using namespace tfc::spec;
+namespace abi = mlir::tfc::abi;
 
 namespace {
 
@@ -33,11 +34,11 @@ std::string parameterList(const abi::EntryPoint &entry) {
   const abi::EntryArgument *previous = nullptr;
   for (const abi::EntryArgument &arg : entry.arguments) {
     if (previous) {
-      bool newLine =
-          (arg.kind == ArgumentKind::Array &&
-           previous->kind == ArgumentKind::Array) ||
-          arg.kind == ArgumentKind::Workspace ||
-          (arg.kind == ArgumentKind::Size && previous->kind != ArgumentKind::Size);
+      bool newLine = (arg.kind == ArgumentKind::Array &&
+                      previous->kind == ArgumentKind::Array) ||
+                     arg.kind == ArgumentKind::Workspace ||
+                     (arg.kind == ArgumentKind::Size &&
+                      previous->kind != ArgumentKind::Size);
       list += newLine ? ",\n    " : ", ";
     }
     list += arg.declaration();

@@ -16,7 +16,7 @@ namespace tfc {
 /// (`entries.cuda`) they take a stream instead of the runtime handle and
 /// device pointers.
 std::string emitHeader(const spec::Spec &spec, const ParamLayout &layout,
-                       const abi::EntrySignature &entries);
+                       const mlir::tfc::abi::EntrySignature &entries);
 
 /// The same parameter table as JSON, for tools and the PyTorch oracle.
 std::string emitLayoutJson(const spec::Spec &spec, const ParamLayout &layout);

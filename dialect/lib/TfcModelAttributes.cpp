@@ -36,8 +36,8 @@ constexpr StringLiteral kModel = "tfc.model";
 constexpr StringLiteral kBackwardOf = "tfc.backward_of";
 
 bool isCIdentifier(StringRef s) {
-  return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) ||
-                        s[0] == '_') &&
+  return !s.empty() &&
+         (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
          llvm::all_of(s, [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
          });
@@ -55,8 +55,7 @@ bool isModelOrGradient(Operation *op) {
 LogicalResult verifyIntegerAtLeast(Operation *op, NamedAttribute attr,
                                    int64_t min, StringRef what) {
   auto value = dyn_cast<IntegerAttr>(attr.getValue());
-  if (!value || !value.getType().isSignlessInteger(64) ||
-      value.getInt() < min)
+  if (!value || !value.getType().isSignlessInteger(64) || value.getInt() < min)
     return op->emitOpError() << attr.getName().getValue() << " must be " << what
                              << " (i64), not " << attr.getValue();
   return success();
@@ -65,21 +64,58 @@ LogicalResult verifyIntegerAtLeast(Operation *op, NamedAttribute attr,
 /// What a role of the ABI is: where it goes and the tensor it names.
 struct RoleRule {
   enum Place { Argument, Result, Both } place;
-  int64_t rank;
-  bool i32;              // Token ids; otherwise f32.
-  bool batchSeqAndWidth; // [batch, seq, width]: dims 0 and 1 dynamic.
+  enum Shape {
+    Flat,       // tensor<?xf32>: the parameter buffer.
+    TokenIds,   // tensor<?x?xi32>: [batch, seq].
+    Scalar,     // tensor<f32>: the loss.
+    Activations // f32, [batch, ...]: the leading dimension is the batch.
+  } shape;
 };
 
 std::optional<RoleRule> ruleFor(StringRef role) {
   using R = RoleRule;
   return llvm::StringSwitch<std::optional<RoleRule>>(role)
-      .Case("params", R{R::Argument, 1, false, false})
-      .Case("d_params", R{R::Both, 1, false, false})
-      .Cases({"tokens", "targets"}, R{R::Argument, 2, true, false})
-      .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, 3, false, true})
-      .Cases({"y", "logits", "d_x", "d_enc"}, R{R::Result, 3, false, true})
-      .Case("loss", R{R::Result, 0, false, false})
+      .Case("params", R{R::Argument, R::Flat})
+      .Case("d_params", R{R::Both, R::Flat})
+      .Cases({"tokens", "targets"}, R{R::Argument, R::TokenIds})
+      .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Activations})
+      .Cases({"y", "logits", "d_x", "d_enc"}, R{R::Result, R::Activations})
+      .Case("loss", R{R::Result, R::Scalar})
       .Default(std::nullopt);
+}
+
+/// Whether `type` is a tensor of `shape`.
+bool hasShape(Type type, RoleRule::Shape shape) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return false;
+  Type element = tensor.getElementType();
+  switch (shape) {
+  case RoleRule::Flat:
+    return element.isF32() && tensor.getRank() == 1 && tensor.isDynamicDim(0);
+  case RoleRule::TokenIds:
+    return element.isSignlessInteger(32) && tensor.getRank() == 2 &&
+           tensor.isDynamicDim(0) && tensor.isDynamicDim(1);
+  case RoleRule::Scalar:
+    return element.isF32() && tensor.getRank() == 0;
+  case RoleRule::Activations:
+    return element.isF32() && tensor.getRank() >= 1 && tensor.isDynamicDim(0);
+  }
+  return false;
+}
+
+StringRef describeShape(RoleRule::Shape shape) {
+  switch (shape) {
+  case RoleRule::Flat:
+    return "tensor<?xf32>";
+  case RoleRule::TokenIds:
+    return "tensor<?x?xi32>";
+  case RoleRule::Scalar:
+    return "tensor<f32>";
+  case RoleRule::Activations:
+    return "tensor<?x...xf32> (batch first)";
+  }
+  return "";
 }
 
 /// A tfc.role on argument or result `index` of `func`: a C identifier (it
@@ -100,33 +136,18 @@ LogicalResult verifyRole(FunctionOpInterface func, bool result, unsigned index,
            << value;
   std::optional<RoleRule> rule = ruleFor(role.getValue());
   if (!rule)
-    return success(); // Another array: shaped [batch, seq, ...] by rank.
+    return success(); // Another array, [batch, ...] like the others.
   if (rule->place != RoleRule::Both &&
       (rule->place == RoleRule::Result) != result)
+    return func.emitOpError() << "tfc.role " << role << " names "
+                              << (result ? "an argument" : "a result")
+                              << ", not " << place << " " << index;
+  Type type =
+      result ? func.getResultTypes()[index] : func.getArgumentTypes()[index];
+  if (!hasShape(type, rule->shape))
     return func.emitOpError()
-           << "tfc.role " << role << " names "
-           << (result ? "an argument" : "a result") << ", not " << place << " "
-           << index;
-  Type type = result ? func.getResultTypes()[index]
-                     : func.getArgumentTypes()[index];
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  bool ok = tensor && tensor.getRank() == rule->rank &&
-            (rule->i32 ? tensor.getElementType().isSignlessInteger(32)
-                       : tensor.getElementType().isF32());
-  if (ok && rule->rank > 0)
-    ok = tensor.isDynamicDim(0);
-  if (ok && rule->batchSeqAndWidth)
-    ok = tensor.isDynamicDim(1) && !tensor.isDynamicDim(2);
-  if (!ok) {
-    std::string expected =
-        rule->rank == 0   ? "tensor<f32>"
-        : rule->rank == 1 ? "tensor<?xf32>"
-        : rule->rank == 2 ? "tensor<?x?xi32>"
-                          : "tensor<?x?xWIDTHxf32>";
-    return func.emitOpError()
-           << "tfc.role " << role << " needs a " << expected << ", not "
-           << type << " (" << place << " " << index << ")";
-  }
+           << "tfc.role " << role << " needs a " << describeShape(rule->shape)
+           << ", not " << type << " (" << place << " " << index << ")";
   return success();
 }
 
@@ -216,14 +237,16 @@ LogicalResult verifyGradient(Operation *op, Attribute value) {
     return op->emitOpError()
            << "tfc.backward_of must name the model (a C identifier), not "
            << value;
+  if (op->hasAttr(kModel))
+    return op->emitOpError(
+        "cannot be both a tfc.model and a tfc.backward_of function");
   if (failed(verifyRoles(func, "tfc.backward_of", /*resultsShareNames=*/false)))
     return failure();
   if (!hasArgRole(func, "params") || !hasArgRole(func, "d_params"))
     return op->emitOpError("a tfc.backward_of function needs arguments with "
                            "tfc.role = \"params\" and \"d_params\"");
   if (func.getNumResults() == 0 || getResultRole(func, 0) != "d_params")
-    return op->emitOpError(
-        "a tfc.backward_of function returns d_params first");
+    return op->emitOpError("a tfc.backward_of function returns d_params first");
   return success();
 }
 
@@ -246,8 +269,7 @@ LogicalResult verifyParamTable(Operation *op) {
       return op->emitOpError()
              << "tfc.param_names must hold non-empty strings, not " << name;
     int64_t offset = ranges[2 * t], numel = ranges[2 * t + 1];
-    if (offset < 0 || numel < 0 ||
-        (count && offset > count.getInt() - numel))
+    if (offset < 0 || numel < 0 || (count && offset > count.getInt() - numel))
       return op->emitOpError()
              << "tfc.param_ranges puts " << text << " at [" << offset << ", "
              << offset << " + " << numel << "), outside [0, tfc.param_count"
@@ -259,9 +281,9 @@ LogicalResult verifyParamTable(Operation *op) {
 LogicalResult verifyNonEmptyString(Operation *op, NamedAttribute attr) {
   auto text = dyn_cast<StringAttr>(attr.getValue());
   if (!text || text.getValue().empty())
-    return op->emitOpError() << attr.getName().getValue()
-                             << " must be a non-empty string, not "
-                             << attr.getValue();
+    return op->emitOpError()
+           << attr.getName().getValue() << " must be a non-empty string, not "
+           << attr.getValue();
   return success();
 }
 

@@ -341,7 +341,7 @@ func.func @swapped(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32
 
 // -----
 
-// expected-error @+1 {{'func.func' op tfc.role "tokens" needs a tensor<?x?xi32>, not tensor<?x?x8xf32> (argument 1)}}
+// expected-error @+1 {{'func.func' op tfc.role "tokens" needs a tensor<?x?xi32>, not 'tensor<?x?x8xf32>' (argument 1)}}
 func.func @float_tokens(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "tokens"})
     -> (tensor<?x?x8xf32> {tfc.role = "y"})
     attributes {tfc.model = "float_tokens", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64, tfc.vocab = 4 : i64} {
@@ -350,11 +350,11 @@ func.func @float_tokens(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x
 
 // -----
 
-// expected-error @+1 {{'func.func' op tfc.role "y" needs a tensor<?x?xWIDTHxf32>, not tensor<?x?x?xf32> (result 0)}}
-func.func @dynamic_width(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x?xf32> {tfc.role = "z"})
-    -> (tensor<?x?x?xf32> {tfc.role = "y"})
-    attributes {tfc.model = "dynamic_width", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
-  return %x : tensor<?x?x?xf32>
+// expected-error @+1 {{'func.func' op tfc.role "y" needs a tensor<?x...xf32> (batch first), not 'tensor<4x?x8xf32>' (result 0)}}
+func.func @static_batch(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<4x?x8xf32> {tfc.role = "z"})
+    -> (tensor<4x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "static_batch", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
+  return %x : tensor<4x?x8xf32>
 }
 
 // -----

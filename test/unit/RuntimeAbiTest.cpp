@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "abi/EntrySignature.h"
 #include "abi/RuntimeAbi.h"
+#include "abi/EntrySignature.h"
 #include "frontend/ModelBuilder.h"
 #include "spec/Spec.h"
 #include "tfc/Dialect/TfcDialect.h"
@@ -23,11 +23,11 @@
 #include <gtest/gtest.h>
 
 using namespace mlir;
-using namespace tfc::abi;
+using namespace mlir::tfc::abi;
 
 namespace {
 
-template <typename T> std::string str(T value) {
+template <typename T> std::string str(const T &value) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << value;
@@ -43,7 +43,7 @@ struct RuntimeAbiTest : ::testing::Test {
 };
 
 TEST_F(RuntimeAbiTest, MapsCTypes) {
-  using detail::llvmTypeOf;
+  using mlir::tfc::abi::detail::llvmTypeOf;
   EXPECT_EQ(str(llvmTypeOf<int32_t>(&ctx)), "i32");
   EXPECT_EQ(str(llvmTypeOf<int64_t>(&ctx)), "i64");
   EXPECT_EQ(str(llvmTypeOf<uint64_t>(&ctx)), "i64");
@@ -117,14 +117,13 @@ TEST_F(RuntimeAbiTest, DeclaresEachFunctionOnce) {
   func::FuncOp fill = declareRuntimeFunc(*module, runtime::tfc_rt_fill);
   EXPECT_EQ(first, second);
   EXPECT_TRUE(fill.isPrivate());
-  EXPECT_EQ(std::distance(module->getBody()->begin(),
-                          module->getBody()->end()),
+  EXPECT_EQ(std::distance(module->getBody()->begin(), module->getBody()->end()),
             2);
 }
 
-tfc::spec::Spec parseSpec(const std::string &text) {
-  tfc::spec::Diagnostic diag;
-  auto spec = tfc::spec::parseSpec(text, "test.toml", diag);
+::tfc::spec::Spec parseSpec(const std::string &text) {
+  ::tfc::spec::Diagnostic diag;
+  auto spec = ::tfc::spec::parseSpec(text, "test.toml", diag);
   EXPECT_TRUE(spec) << diag.str();
   return *spec;
 }
@@ -139,7 +138,7 @@ std::vector<std::string> declarations(const EntryPoint &entry) {
 using Strings = std::vector<std::string>;
 
 TEST_F(RuntimeAbiTest, EntryPointsOfALanguageModel) {
-  tfc::spec::Spec spec = parseSpec(R"(
+  ::tfc::spec::Spec spec = parseSpec(R"(
 name = "lm"
 [model]
 d_model = 8
@@ -151,24 +150,24 @@ vocab = 16
 [head]
 loss = "cross_entropy"
 )");
-  OwningOpRef<ModuleOp> module = tfc::buildModel(ctx, spec);
+  OwningOpRef<ModuleOp> module = ::tfc::buildModel(ctx, spec);
   ASSERT_TRUE(module);
   EntrySignature s = describeEntryPoints(lookupModelFunction(*module),
                                          /*withBackward=*/true, /*cuda=*/false);
   EXPECT_EQ(s.forward.name, "lm_forward");
-  EXPECT_EQ(declarations(s.forward),
-            (Strings{"tfc_runtime *rt", "const float *params",
-                     "const int32_t *tokens", "const int32_t *targets",
-                     "float *logits", "float *loss", "void *workspace",
-                     "int64_t workspace_bytes", "int64_t batch",
-                     "int64_t seq"}));
+  EXPECT_EQ(
+      declarations(s.forward),
+      (Strings{"tfc_runtime *rt", "const float *params",
+               "const int32_t *tokens", "const int32_t *targets",
+               "float *logits", "float *loss", "void *workspace",
+               "int64_t workspace_bytes", "int64_t batch", "int64_t seq"}));
   ASSERT_TRUE(s.backward);
   // With a loss: no output gradient, no input gradient (token ids).
-  EXPECT_EQ(declarations(*s.backward),
-            (Strings{"tfc_runtime *rt", "const float *params",
-                     "float *d_params", "void *workspace",
-                     "int64_t workspace_bytes", "int64_t batch",
-                     "int64_t seq"}));
+  EXPECT_EQ(
+      declarations(*s.backward),
+      (Strings{"tfc_runtime *rt", "const float *params", "float *d_params",
+               "void *workspace", "int64_t workspace_bytes", "int64_t batch",
+               "int64_t seq"}));
   EXPECT_EQ(declarations(s.workspaceSize),
             (Strings{"int64_t batch", "int64_t seq"}));
   EXPECT_EQ(declarations(s.init), (Strings{"float *params", "uint64_t seed"}));
@@ -176,7 +175,7 @@ loss = "cross_entropy"
 }
 
 TEST_F(RuntimeAbiTest, EntryPointsOfACrossAttentionBlockOnCuda) {
-  tfc::spec::Spec spec = parseSpec(R"(
+  ::tfc::spec::Spec spec = parseSpec(R"(
 name = "dec"
 [model]
 d_model = 8
@@ -186,7 +185,7 @@ max_seq = 4
 [attention]
 cross = true
 )");
-  OwningOpRef<ModuleOp> module = tfc::buildModel(ctx, spec);
+  OwningOpRef<ModuleOp> module = ::tfc::buildModel(ctx, spec);
   ASSERT_TRUE(module);
   EntrySignature s = describeEntryPoints(lookupModelFunction(*module),
                                          /*withBackward=*/true, /*cuda=*/true);
@@ -208,7 +207,7 @@ cross = true
 // Each backward array names the value of @NAME_grad that tfc-derive-backward
 // gives that role, and each forward array the model's.
 TEST_F(RuntimeAbiTest, ArraySourcesMatchTheFunctionsTheyLower) {
-  tfc::spec::Spec spec = parseSpec(R"(
+  ::tfc::spec::Spec spec = parseSpec(R"(
 name = "dec"
 [model]
 d_model = 8
@@ -218,7 +217,7 @@ max_seq = 4
 [attention]
 cross = true
 )");
-  OwningOpRef<ModuleOp> module = tfc::buildModel(ctx, spec);
+  OwningOpRef<ModuleOp> module = ::tfc::buildModel(ctx, spec);
   ASSERT_TRUE(module);
   func::FuncOp model = lookupModelFunction(*module);
   EntrySignature s = describeEntryPoints(model, true, false);

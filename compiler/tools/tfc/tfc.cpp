@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "abi/EntrySignature.h"
+#include "abi/ParamLayout.h"
 #include "conversion/Passes.h"
 #include "frontend/InitBuilder.h"
 #include "frontend/ModelBuilder.h"
-#include "abi/ParamLayout.h"
 #include "spec/Spec.h"
 #include "target/CudaTarget.h"
 #include "target/HeaderEmitter.h"
@@ -329,8 +329,8 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   // The C functions the header declares, from the model's roles.
-  tfc::abi::EntrySignature entries = tfc::abi::describeEntryPoints(
-      tfc::abi::lookupModelFunction(*module), !forwardOnly, cuda);
+  mlir::tfc::abi::EntrySignature entries = mlir::tfc::abi::describeEntryPoints(
+      mlir::tfc::abi::lookupModelFunction(*module), !forwardOnly, cuda);
   if (emitKind == Emit::Header)
     return writeText(out, tfc::emitHeader(*spec, layout, entries)) ? 0 : 1;
 
