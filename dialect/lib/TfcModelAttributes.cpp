@@ -24,7 +24,6 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -61,27 +60,28 @@ LogicalResult verifyIntegerAtLeast(Operation *op, NamedAttribute attr,
   return success();
 }
 
-/// What a role of the ABI is: where it goes and the tensor it names.
+/// What a role of the ABI is: where it goes and the tensor it names. The
+/// lowering gives an array the shape of its type (the leading dynamic
+/// dimension is the batch, the others seq or enc_seq), so only the
+/// parameter buffers and token ids have a fixed type.
 struct RoleRule {
   enum Place { Argument, Result, Both } place;
   enum Shape {
-    Flat,       // tensor<?xf32>: the parameter buffer.
-    TokenIds,   // tensor<?x?xi32>: [batch, seq].
-    Scalar,     // tensor<f32>: the loss.
-    Activations // f32, [batch, ...]: the leading dimension is the batch.
+    Flat,     // tensor<?xf32>: the parameter buffer (and its gradient).
+    TokenIds, // tensor<?x?xi32>: [batch, seq].
+    Ranked    // Any ranked tensor.
   } shape;
 };
 
-std::optional<RoleRule> ruleFor(StringRef role) {
+RoleRule ruleFor(StringRef role) {
   using R = RoleRule;
-  return llvm::StringSwitch<std::optional<RoleRule>>(role)
+  return llvm::StringSwitch<RoleRule>(role)
       .Case("params", R{R::Argument, R::Flat})
       .Case("d_params", R{R::Both, R::Flat})
       .Cases({"tokens", "targets"}, R{R::Argument, R::TokenIds})
-      .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Activations})
-      .Cases({"y", "logits", "d_x", "d_enc"}, R{R::Result, R::Activations})
-      .Case("loss", R{R::Result, R::Scalar})
-      .Default(std::nullopt);
+      .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Ranked})
+      .Cases({"y", "logits", "loss", "d_x", "d_enc"}, R{R::Result, R::Ranked})
+      .Default(R{R::Both, R::Ranked});
 }
 
 /// Whether `type` is a tensor of `shape`.
@@ -96,10 +96,8 @@ bool hasShape(Type type, RoleRule::Shape shape) {
   case RoleRule::TokenIds:
     return element.isSignlessInteger(32) && tensor.getRank() == 2 &&
            tensor.isDynamicDim(0) && tensor.isDynamicDim(1);
-  case RoleRule::Scalar:
-    return element.isF32() && tensor.getRank() == 0;
-  case RoleRule::Activations:
-    return element.isF32() && tensor.getRank() >= 1 && tensor.isDynamicDim(0);
+  case RoleRule::Ranked:
+    return true;
   }
   return false;
 }
@@ -110,10 +108,8 @@ StringRef describeShape(RoleRule::Shape shape) {
     return "tensor<?xf32>";
   case RoleRule::TokenIds:
     return "tensor<?x?xi32>";
-  case RoleRule::Scalar:
-    return "tensor<f32>";
-  case RoleRule::Activations:
-    return "tensor<?x...xf32> (batch first)";
+  case RoleRule::Ranked:
+    return "ranked tensor";
   }
   return "";
 }
@@ -134,30 +130,26 @@ LogicalResult verifyRole(FunctionOpInterface func, bool result, unsigned index,
            << "tfc.role of " << place << " " << index
            << " must be a C identifier (it names the C argument), not "
            << value;
-  std::optional<RoleRule> rule = ruleFor(role.getValue());
-  if (!rule)
-    return success(); // Another array, [batch, ...] like the others.
-  if (rule->place != RoleRule::Both &&
-      (rule->place == RoleRule::Result) != result)
+  RoleRule rule = ruleFor(role.getValue());
+  if (rule.place != RoleRule::Both &&
+      (rule.place == RoleRule::Result) != result)
     return func.emitOpError() << "tfc.role " << role << " names "
                               << (result ? "an argument" : "a result")
                               << ", not " << place << " " << index;
   Type type =
       result ? func.getResultTypes()[index] : func.getArgumentTypes()[index];
-  if (!hasShape(type, rule->shape))
+  if (!hasShape(type, rule.shape))
     return func.emitOpError()
-           << "tfc.role " << role << " needs a " << describeShape(rule->shape)
+           << "tfc.role " << role << " needs a " << describeShape(rule.shape)
            << ", not " << type << " (" << place << " " << index << ")";
   return success();
 }
 
 /// The roles of a model or gradient function: every argument and result has
-/// one (after verifyRole), arguments' roles differ from each other, and so
-/// do results' (and, in a model, from the arguments': forward's C arguments
-/// are both).
-LogicalResult verifyRoles(FunctionOpInterface func, StringRef kind,
-                          bool resultsShareNames) {
-  llvm::StringMap<std::string> seen;
+/// one (verifyRole checks each). A role may repeat: the lowering reads roles
+/// for shapes and message names only, and test models take two "x" inputs;
+/// the frontend's models name each argument once (the header's names).
+LogicalResult verifyRoles(FunctionOpInterface func, StringRef kind) {
   auto check = [&](bool result, unsigned i) -> LogicalResult {
     StringRef place = result ? "result" : "argument";
     Attribute value = result ? func.getResultAttr(i, kRoleAttrName)
@@ -165,22 +157,11 @@ LogicalResult verifyRoles(FunctionOpInterface func, StringRef kind,
     if (!value)
       return func.emitOpError() << place << " " << i << " of a " << kind
                                 << " function needs a tfc.role";
-    if (failed(verifyRole(func, result, i, value)))
-      return failure();
-    std::string where = (place + " " + Twine(i)).str();
-    auto [it, inserted] =
-        seen.try_emplace(cast<StringAttr>(value).getValue(), where);
-    if (!inserted)
-      return func.emitOpError()
-             << "tfc.role " << value << " is on " << it->second << " and "
-             << where << " (roles name the C arguments)";
-    return success();
+    return verifyRole(func, result, i, value);
   };
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     if (failed(check(/*result=*/false, i)))
       return failure();
-  if (!resultsShareNames)
-    seen.clear();
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
     if (failed(check(/*result=*/true, i)))
       return failure();
@@ -214,7 +195,7 @@ LogicalResult verifyModel(Operation *op, Attribute value) {
   for (StringRef size : {"tfc.max_batch", "tfc.max_seq", "tfc.param_count"})
     if (!op->getAttrOfType<IntegerAttr>(size))
       return op->emitOpError("a tfc.model function needs an integer ") << size;
-  if (failed(verifyRoles(func, "tfc.model", /*resultsShareNames=*/true)))
+  if (failed(verifyRoles(func, "tfc.model")))
     return failure();
   if (!hasArgRole(func, "params"))
     return op->emitOpError(
@@ -240,7 +221,7 @@ LogicalResult verifyGradient(Operation *op, Attribute value) {
   if (op->hasAttr(kModel))
     return op->emitOpError(
         "cannot be both a tfc.model and a tfc.backward_of function");
-  if (failed(verifyRoles(func, "tfc.backward_of", /*resultsShareNames=*/false)))
+  if (failed(verifyRoles(func, "tfc.backward_of")))
     return failure();
   if (!hasArgRole(func, "params") || !hasArgRole(func, "d_params"))
     return op->emitOpError("a tfc.backward_of function needs arguments with "
