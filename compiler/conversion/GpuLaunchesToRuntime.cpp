@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/RuntimeAbi.h"
 #include "conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,9 +36,6 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
-
-constexpr StringLiteral kLaunch = "tfc_cuda_launch";
-constexpr StringLiteral kRead = "tfc_cuda_read";
 
 /// Runs `ptxas -arch=ARCH` on `ptx`; the cubin, or an error message.
 FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
@@ -83,11 +81,11 @@ FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
   return (*cubin)->getBuffer().str();
 }
 
-/// `status slot == 0` (nothing failed yet in this call), loaded at `b`.
+/// `status slot == TFC_OK` (nothing failed yet in this call), loaded at `b`.
 Value nothingFailed(OpBuilder &b, Location loc, Value statusSlot) {
   Value status = LLVM::LoadOp::create(b, loc, b.getI32Type(), statusSlot);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
-                               arith::ConstantIntOp::create(b, loc, 0, 32));
+                               abi::statusConstant(b, loc, TFC_OK));
 }
 
 class LaunchLowering {
@@ -110,8 +108,13 @@ private:
   /// (a memref becomes allocated and aligned pointer, offset, sizes,
   /// strides), as LLVM-compatible values.
   SmallVector<Value> flattenOperands(OpBuilder &b, gpu::LaunchFuncOp launch);
-  func::FuncOp declareLaunch();
-  func::FuncOp declareRead();
+  /// tfc_cuda_launch and tfc_cuda_read, typed as runtime.h declares them.
+  func::FuncOp declareLaunch() {
+    return abi::declareRuntimeFunc(module, abi::runtime::tfc_cuda_launch);
+  }
+  func::FuncOp declareRead() {
+    return abi::declareRuntimeFunc(module, abi::runtime::tfc_cuda_read);
+  }
   /// Replaces a host `memref.load` of device memory by a guarded
   /// `tfc_cuda_read` into a host slot (zero when a call failed before).
   void lowerDeviceRead(memref::LoadOp load, Value stream, Value statusSlot,
@@ -236,29 +239,6 @@ LogicalResult LaunchLowering::emitModule(gpu::BinaryOp binary, StringRef ptxas,
   return success();
 }
 
-func::FuncOp LaunchLowering::declareLaunch() {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kLaunch))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  // (module, kernel, gx, gy, gz, bx, by, bz, shared_bytes, stream, args).
-  auto type = FunctionType::get(
-      ctx, {ptr, ptr, i64, i64, i64, i32, i32, i32, i32, ptr, ptr}, {i32});
-  auto decl = func::FuncOp::create(b, module.getLoc(), kLaunch, type);
-  decl.setPrivate();
-  return decl;
-}
-
-func::FuncOp LaunchLowering::declareRead() {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kRead))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  // (stream, host dst, device src, bytes).
-  auto type = FunctionType::get(ctx, {ptr, ptr, ptr, i64}, {i32});
-  auto decl = func::FuncOp::create(b, module.getLoc(), kRead, type);
-  decl.setPrivate();
-  return decl;
-}
-
 void LaunchLowering::lowerDeviceRead(memref::LoadOp load, Value stream,
                                      Value statusSlot, OpBuilder &entry) {
   Location loc = load.getLoc();
@@ -359,7 +339,8 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   Value one = LLVM::ConstantOp::create(entry, loc, i64, 1);
   Value statusSlot = LLVM::AllocaOp::create(entry, loc, ptr, i32, one);
   LLVM::StoreOp::create(
-      entry, loc, LLVM::ConstantOp::create(entry, loc, i32, 0), statusSlot);
+      entry, loc, LLVM::ConstantOp::create(entry, loc, i32, int64_t(TFC_OK)),
+      statusSlot);
 
   for (memref::LoadOp load : deviceReads)
     lowerDeviceRead(load, stream, statusSlot, entry);
@@ -426,7 +407,8 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
   // the return below reports the driver's status anyway.
   SmallVector<LLVM::CallOp> messages;
   func.walk([&](LLVM::CallOp call) {
-    if (call.getCallee() == "tfc_rt_error" && call.getNumResults() == 1)
+    if (call.getCallee() == abi::runtime::tfc_rt_error.name &&
+        call.getNumResults() == 1)
       messages.push_back(call);
   });
   for (LLVM::CallOp call : messages) {
@@ -453,9 +435,9 @@ LogicalResult LaunchLowering::lowerLaunches(func::FuncOp func) {
     }
     OpBuilder b(ret);
     Value status = LLVM::LoadOp::create(b, ret.getLoc(), i32, statusSlot);
-    Value failedLaunch = arith::CmpIOp::create(
-        b, ret.getLoc(), arith::CmpIPredicate::ne, status,
-        arith::ConstantIntOp::create(b, ret.getLoc(), 0, 32));
+    Value failedLaunch =
+        arith::CmpIOp::create(b, ret.getLoc(), arith::CmpIPredicate::ne, status,
+                              abi::statusConstant(b, ret.getLoc(), TFC_OK));
     ret.setOperand(0, arith::SelectOp::create(b, ret.getLoc(), failedLaunch,
                                               status, ret.getOperand(0)));
     return WalkResult::advance();

@@ -2,13 +2,17 @@
 //
 // Generated code owns no threads: every parallel loop is a call into the
 // runtime's pool, `tfc_rt_parallel_for(rt, n, body, ctx)` (runtime.h). The
-// body is outlined into `void body(void *ctx, int64_t begin, int64_t end)`;
-// captured values travel in a stack struct. Memrefs cross as their LLVM
+// body is outlined into a `tfc_task_fn`, `void body(void *ctx, int64_t begin,
+// int64_t end)`; captured values travel in a stack struct. Both types come
+// from runtime.h (abi/RuntimeAbi.h); the body's address crosses as a
+// function value cast to !llvm.ptr, which func-to-llvm makes an
+// llvm.mlir.addressof. Memrefs cross as their LLVM
 // descriptors through unrealized casts, which fold away once memrefs are
 // lowered to LLVM (reconcile-unrealized-casts).
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/RuntimeAbi.h"
 #include "conversion/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -24,28 +28,6 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
-
-constexpr StringLiteral kParallelFor = "tfc_rt_parallel_for";
-
-FunctionType bodyType(MLIRContext *ctx) {
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto index = IndexType::get(ctx);
-  return FunctionType::get(ctx, {ptr, index, index}, {});
-}
-
-/// Declares `tfc_rt_parallel_for(ptr rt, i64 n, body fn, ptr ctx)`.
-func::FuncOp declareParallelFor(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kParallelFor))
-    return existing;
-  MLIRContext *ctx = module.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto type = FunctionType::get(
-      ctx, {ptr, IntegerType::get(ctx, 64), bodyType(ctx), ptr}, {});
-  auto decl = func::FuncOp::create(b, module.getLoc(), kParallelFor, type);
-  decl.setPrivate();
-  return decl;
-}
 
 class Outliner {
 public:
@@ -111,7 +93,8 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
   // The body function.
   OpBuilder mb(ctx);
   mb.setInsertionPointAfter(parent);
-  auto body = func::FuncOp::create(mb, loc, bodyName, bodyType(ctx));
+  FunctionType taskType = abi::parallelTaskType(ctx);
+  auto body = func::FuncOp::create(mb, loc, bodyName, taskType);
   body.setPrivate();
   // Local to the object: only the ABI functions are exported.
   body->setAttr("llvm.linkage",
@@ -133,9 +116,13 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
                    .getResult(0);
     mapping.map(v, loaded);
   }
+  // The task's [begin, end) as the loop's index type.
+  Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                           entry->getArgument(1));
+  Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                         entry->getArgument(2));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto chunk = scf::ForOp::create(b, loc, entry->getArgument(1),
-                                  entry->getArgument(2), one);
+  auto chunk = scf::ForOp::create(b, loc, begin, end, one);
   mapping.map(loop.getInductionVars()[0], chunk.getInductionVar());
   OpBuilder inner = OpBuilder::atBlockBegin(chunk.getBody());
   for (Operation &op : loop.getBody()->without_terminator())
@@ -160,11 +147,15 @@ LogicalResult Outliner::outline(scf::ParallelOp loop, StringRef bodyName) {
                             ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
     LLVM::StoreOp::create(cb, loc, stored, field);
   }
-  Value fn = func::ConstantOp::create(cb, loc, bodyType(ctx),
-                                      SymbolRefAttr::get(body));
+  Value fn =
+      func::ConstantOp::create(cb, loc, taskType, SymbolRefAttr::get(body));
+  Value fnPtr =
+      UnrealizedConversionCastOp::create(cb, loc, ptr, fn).getResult(0);
   Value n = arith::IndexCastOp::create(cb, loc, i64, loop.getUpperBound()[0]);
-  func::CallOp::create(cb, loc, declareParallelFor(module),
-                       ValueRange{parent.getArgument(0), n, fn, ctxPtr});
+  func::CallOp::create(
+      cb, loc,
+      abi::declareRuntimeFunc(module, abi::runtime::tfc_rt_parallel_for),
+      ValueRange{parent.getArgument(0), n, fnPtr, ctxPtr});
   loop.erase();
   return success();
 }

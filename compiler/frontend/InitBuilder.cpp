@@ -1,6 +1,7 @@
 //===- InitBuilder.cpp - NAME_init and NAME_param_count ---------*- C++ -*-===//
 
 #include "frontend/InitBuilder.h"
+#include "abi/RuntimeAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,23 +11,7 @@
 
 using namespace mlir;
 using namespace ::tfc;
-
-namespace {
-
-/// tfc_status codes used here (runtime.h).
-constexpr int32_t kOk = 0, kNullPointer = 1;
-
-func::FuncOp declareFill(OpBuilder &b, Location loc) {
-  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  auto i64 = b.getI64Type();
-  auto type = b.getFunctionType(
-      {ptr, i64, b.getI32Type(), b.getF32Type(), i64, i64}, {});
-  auto fill = func::FuncOp::create(b, loc, "tfc_rt_fill", type);
-  fill.setPrivate();
-  return fill;
-}
-
-} // namespace
+namespace abi = mlir::tfc::abi;
 
 void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
                                const ParamLayout &layout) {
@@ -47,9 +32,8 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
         ValueRange{arith::ConstantIntOp::create(fb, loc, layout.total, 64)});
   }
 
-  func::FuncOp fill = module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
-                          ? module.lookupSymbol<func::FuncOp>("tfc_rt_fill")
-                          : declareFill(b, loc);
+  func::FuncOp fill =
+      abi::declareRuntimeFunc(module, abi::runtime::tfc_rt_fill);
   auto init = func::FuncOp::create(b, loc, name + "_init",
                                    b.getFunctionType({ptr, i64}, {i32}));
   Block *entry = init.addEntryBlock();
@@ -64,23 +48,17 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
   fb.setInsertionPointToStart(&ifNull.getThenRegion().front());
   {
     // tfc_rt_error(TFC_ERR_NULL_POINTER, "NAME_init: params is NULL").
-    auto errorType =
-        LLVM::LLVMFunctionType::get(i32, {i32, ptr}, /*isVarArg=*/true);
-    if (!module.lookupSymbol("tfc_rt_error")) {
-      OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-      LLVM::LLVMFuncOp::create(mb, loc, "tfc_rt_error", errorType);
-    }
+    abi::declareRuntimeFunction(module, abi::runtime::tfc_rt_error);
     std::string message = name + "_init: params is NULL";
     message.push_back('\0');
     Value format = LLVM::createGlobalString(loc, fb, name + "_init.str0",
                                             message, LLVM::Linkage::Internal);
-    Value status = arith::ConstantIntOp::create(fb, loc, kNullPointer, 32);
-    scf::YieldOp::create(
-        fb, loc,
-        LLVM::CallOp::create(fb, loc, errorType,
-                             FlatSymbolRefAttr::get(ctx, "tfc_rt_error"),
-                             ValueRange{status, format})
-            .getResult());
+    Value status = abi::statusConstant(fb, loc, TFC_ERR_NULL_POINTER);
+    scf::YieldOp::create(fb, loc,
+                         abi::callRuntimeFunction(fb, loc,
+                                                  abi::runtime::tfc_rt_error,
+                                                  ValueRange{status, format})
+                             .getResult());
   }
   fb.setInsertionPointToStart(&ifNull.getElseRegion().front());
 
@@ -122,8 +100,7 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
   stream += perBlock * layout.depth;
   for (const ParamTensor &t : layout.trailing)
     fillTensor(t, c64(t.offset), c64(stream++));
-  scf::YieldOp::create(
-      fb, loc, ValueRange{arith::ConstantIntOp::create(fb, loc, kOk, 32)});
+  scf::YieldOp::create(fb, loc, abi::statusConstant(fb, loc, TFC_OK));
   fb.setInsertionPointAfter(ifNull);
   func::ReturnOp::create(fb, loc, ifNull.getResult(0));
 }

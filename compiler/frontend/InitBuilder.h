@@ -3,7 +3,7 @@
 #ifndef TFC_FRONTEND_INITBUILDER_H
 #define TFC_FRONTEND_INITBUILDER_H
 
-#include "frontend/ParamLayout.h"
+#include "abi/ParamLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ModelBuilder.h"
-#include "frontend/ParamLayout.h"
+#include "abi/ParamLayout.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -280,6 +280,17 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
   func->setAttr("tfc.linear_dtype",
                 b.getStringAttr(toString(spec.model.dtype)));
+  // The tensors of the parameter table, by name and (offset, numel): the
+  // numerical guard names d_params' elements by them.
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> ranges;
+  for (const ParamTensor &t : layout.flatten()) {
+    names.push_back(b.getStringAttr(t.name));
+    ranges.push_back(t.offset);
+    ranges.push_back(t.numel());
+  }
+  func->setAttr("tfc.param_names", b.getArrayAttr(names));
+  func->setAttr("tfc.param_ranges", b.getDenseI64ArrayAttr(ranges));
 
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);

@@ -10,6 +10,8 @@
 
 #include "transforms/Passes.h"
 
+#include "tfc/Dialect/TfcRoles.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -22,16 +24,6 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
-
-StringRef roleOf(func::FuncOp func, unsigned arg) {
-  auto role = func.getArgAttrOfType<StringAttr>(arg, "tfc.role");
-  return role ? role.getValue() : "";
-}
-
-StringRef resultRoleOf(func::FuncOp func, unsigned result) {
-  auto role = func.getResultAttrOfType<StringAttr>(result, "tfc.role");
-  return role ? role.getValue() : "";
-}
 
 /// Backward-side state for one scope: the top level of the function, or the
 /// body of the reversed depth loop (where values are per layer).
@@ -238,70 +230,41 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
 }
 
 LogicalResult BackwardBuilder::build() {
+  // The dialect verified the model's attributes and roles (one "params").
   MLIRContext *ctx = forward.getContext();
-  auto nameAttr = forward->getAttrOfType<StringAttr>("tfc.model");
-  if (!nameAttr)
-    return forward.emitOpError("tfc.model must be a string (the model's name)");
-  std::string name = nameAttr.getValue().str();
+  std::string name =
+      forward->getAttrOfType<StringAttr>("tfc.model").getValue().str();
   if (SymbolTable::lookupNearestSymbolFrom(forward,
                                            b.getStringAttr(name + "_grad")))
     return forward.emitOpError("already has a backward function @")
            << name << "_grad";
-  if (!llvm::is_contained(
-          llvm::map_range(llvm::seq(forward.getNumArguments()),
-                          [&](unsigned i) { return roleOf(forward, i); }),
-          "params"))
-    return forward.emitOpError("needs an argument with tfc.role = \"params\"");
   auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
 
-  // Signature: params, the output gradients (none for the loss: backward
-  // starts from it), d_params; results: d_params, then d_x / d_enc.
-  SmallVector<Type> argTypes;
-  SmallVector<std::string> argRoles;
-  SmallVector<Type> resultTypes;
-  SmallVector<std::string> resultRoles;
-  unsigned paramsArg = 0;
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    if (roleOf(forward, i) == "params")
-      paramsArg = i;
-  Type paramsType = forward.getArgument(paramsArg).getType();
-  argTypes.push_back(paramsType);
-  argRoles.push_back("params");
-  bool hasLoss = false;
-  for (unsigned i = 0; i < forward.getNumResults(); ++i)
-    hasLoss |= resultRoleOf(forward, i) == "loss";
-  SmallVector<unsigned> seededOutputs;
-  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
-    StringRef role = resultRoleOf(forward, i);
-    if (hasLoss && role != "loss")
-      continue; // With a loss, backward starts from it alone.
-    if (role == "loss")
-      continue; // Seeded with 1, not an argument.
+  // Signature (GradientInterface): params, the seeded outputs' gradients,
+  // d_params; results: d_params, then the inputs' gradients (d_x / d_enc).
+  GradientInterface iface = getGradientInterface(forward);
+  Type paramsType = forward.getArgument(iface.paramsArg).getType();
+  SmallVector<Type> argTypes{paramsType};
+  SmallVector<std::string> argRoles{"params"};
+  for (unsigned i : iface.seededResults) {
     argTypes.push_back(forward.getResultTypes()[i]);
-    argRoles.push_back(("d_" + role).str());
-    seededOutputs.push_back(i);
+    argRoles.push_back(gradientRole(getResultRole(forward, i)));
   }
   argTypes.push_back(paramsType);
   argRoles.push_back("d_params");
-  resultTypes.push_back(paramsType);
-  resultRoles.push_back("d_params");
-  SmallVector<unsigned> inputGrads;
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-    StringRef role = roleOf(forward, i);
-    if (role == "x" || role == "enc") {
-      resultTypes.push_back(forward.getArgument(i).getType());
-      resultRoles.push_back(("d_" + role).str());
-      inputGrads.push_back(i);
-    }
+  SmallVector<Type> resultTypes{paramsType};
+  SmallVector<std::string> resultRoles{"d_params"};
+  for (unsigned i : iface.differentiatedArgs) {
+    resultTypes.push_back(forward.getArgument(i).getType());
+    resultRoles.push_back(gradientRole(getArgRole(forward, i)));
   }
-
   b.setInsertionPointAfter(forward);
   auto backward = func::FuncOp::create(
       b, loc(), name + "_grad", FunctionType::get(ctx, argTypes, resultTypes));
   for (auto [i, role] : llvm::enumerate(argRoles))
-    backward.setArgAttr(i, "tfc.role", b.getStringAttr(role));
+    backward.setArgAttr(i, kRoleAttrName, b.getStringAttr(role));
   for (auto [i, role] : llvm::enumerate(resultRoles))
-    backward.setResultAttr(i, "tfc.role", b.getStringAttr(role));
+    backward.setResultAttr(i, kRoleAttrName, b.getStringAttr(role));
   backward->setAttr("tfc.backward_of", b.getStringAttr(name));
   for (StringRef attr :
        {"tfc.max_batch", "tfc.max_seq", "tfc.param_count", "tfc.vocab"})
@@ -314,23 +277,22 @@ LogicalResult BackwardBuilder::build() {
   dParams = entry->getArgument(argTypes.size() - 1);
   Scope top;
   scope = &top;
-  top.primals[forward.getArgument(paramsArg)] = params;
+  top.primals[forward.getArgument(iface.paramsArg)] = params;
 
   // Seed the output gradients.
-  for (auto [k, i] : llvm::enumerate(seededOutputs))
+  for (auto [k, i] : llvm::enumerate(iface.seededResults))
     grads[ret.getOperand(i)] = entry->getArgument(1 + k);
-  for (unsigned i = 0; i < forward.getNumResults(); ++i)
-    if (resultRoleOf(forward, i) == "loss") {
-      auto type = cast<RankedTensorType>(ret.getOperand(i).getType());
-      grads[ret.getOperand(i)] = arith::ConstantOp::create(
-          b, loc(), DenseElementsAttr::get(type, b.getF32FloatAttr(1.0)));
-    }
+  for (unsigned i : iface.lossResults) {
+    auto type = cast<RankedTensorType>(ret.getOperand(i).getType());
+    grads[ret.getOperand(i)] = arith::ConstantOp::create(
+        b, loc(), DenseElementsAttr::get(type, b.getF32FloatAttr(1.0)));
+  }
 
   if (failed(reverseOps(forward.getBody().front())))
     return failure();
 
   SmallVector<Value> results{dParams};
-  for (unsigned i : inputGrads) {
+  for (unsigned i : iface.differentiatedArgs) {
     Value grad = grads.lookup(forward.getArgument(i));
     if (!grad)
       return forward.emitOpError("input ")

@@ -11,7 +11,6 @@
 #include "transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFUSEEPILOGUE
@@ -53,14 +52,7 @@ struct TfcFuseEpilogue : tfc::impl::TfcFuseEpilogueBase<TfcFuseEpilogue> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseLinearActivation>(&getContext());
-    // Only the rewrite: no folding or region simplification, so the rest of
-    // the function stays as the frontend built it.
-    GreedyRewriteConfig config;
-    config.enableFolding(false)
-        .enableConstantCSE(false)
-        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -9,7 +9,6 @@
 #include "transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFUSELOSSHEAD
@@ -63,11 +62,7 @@ struct TfcFuseLossHead : tfc::impl::TfcFuseLossHeadBase<TfcFuseLossHead> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseHeadIntoLoss>(&getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -12,7 +12,6 @@
 #include "transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFUSEPROJECTIONS
@@ -152,14 +151,7 @@ struct TfcFuseProjections
     // The GLU merge first: its linears must not end up in a plain merge.
     patterns.add<FuseGLUProjections>(&getContext(), /*benefit=*/2);
     patterns.add<MergeProjections>(&getContext(), /*benefit=*/1);
-    // Only the rewrites: no folding or region simplification, so the rest
-    // of the function stays as the frontend built it.
-    GreedyRewriteConfig config;
-    config.enableFolding(false)
-        .enableConstantCSE(false)
-        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

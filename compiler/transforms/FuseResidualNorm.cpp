@@ -9,7 +9,6 @@
 #include "transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFUSERESIDUALNORM
@@ -69,14 +68,7 @@ struct TfcFuseResidualNorm
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseResidualIntoNorm<LayerNormOp>,
                  FuseResidualIntoNorm<RMSNormOp>>(&getContext());
-    // Only the rewrite: no folding or region simplification, so the rest of
-    // the model (the depth loop, its constants) stays as the frontend built
-    // it.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

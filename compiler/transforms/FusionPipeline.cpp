@@ -4,6 +4,7 @@
 #include "transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,6 +38,15 @@ void tfc::addFusionPasses(OpPassManager &pm,
   for (const FusionInfo &fusion : allFusions())
     if (!disabled.contains(fusion.name))
       pm.addPass(fusion.create());
+}
+
+LogicalResult tfc::applyFusionPatterns(Operation *op,
+                                       RewritePatternSet &&patterns) {
+  GreedyRewriteConfig config;
+  config.enableFolding(false)
+      .enableConstantCSE(false)
+      .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return applyPatternsGreedily(op, std::move(patterns), config);
 }
 
 void tfc::markFused(Operation *op, StringRef name) {

@@ -16,6 +16,7 @@
 #define TFC_TRANSFORMS_FUSIONPIPELINE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
@@ -43,6 +44,11 @@ void addFusionPasses(OpPassManager &pm, const llvm::StringSet<> &disabled);
 /// What `tfc --emit=fusion-report` prints: per function, one line per op
 /// that a fusion made, and a count per fusion.
 std::string fusionReport(ModuleOp module, const llvm::StringSet<> &disabled);
+
+/// Runs a fusion's patterns on `op` with the greedy driver doing only their
+/// rewrites: no folding, no constant CSE, no region simplification, so the
+/// rest of the function stays as the frontend built it.
+LogicalResult applyFusionPatterns(Operation *op, RewritePatternSet &&patterns);
 
 /// Marks `op` as made by fusion `name`.
 void markFused(Operation *op, llvm::StringRef name);

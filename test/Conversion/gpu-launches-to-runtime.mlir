@@ -32,8 +32,10 @@
 // CHECK:         return %[[RET]] : i32
 module attributes {gpu.container_module} {
   gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "// PTX text">]
-  func.func @m(%x: tensor<?xf32>) -> tensor<?xf32> attributes {tfc.model = "m"} {
-    return %x : tensor<?xf32>
+  func.func @m(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
+      -> (tensor<?x?x8xf32> {tfc.role = "y"})
+      attributes {tfc.model = "m", tfc.max_batch = 1 : i64, tfc.max_seq = 1 : i64, tfc.param_count = 0 : i64} {
+    return %x : tensor<?x?x8xf32>
   }
   func.func @m_forward(%stream: !llvm.ptr, %buf: memref<?xf32>, %n: index) -> i32 {
     %c0 = arith.constant 0 : index

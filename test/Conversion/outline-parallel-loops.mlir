@@ -3,8 +3,9 @@
 // and a call to tfc_rt_parallel_for(rt, n, body, ctx); the captured values
 // travel in a stack struct allocated in the caller's entry block.
 
-// The runtime entry point is declared once, at the top of the module.
-// CHECK:       func.func private @tfc_rt_parallel_for(!llvm.ptr, i64, (!llvm.ptr, index, index) -> (), !llvm.ptr)
+// The runtime entry point is declared once, at the top of the module, with
+// the type of its declaration in runtime.h (the body is a tfc_task_fn).
+// CHECK:       func.func private @tfc_rt_parallel_for(!llvm.ptr, i64, !llvm.ptr, !llvm.ptr)
 // CHECK-NOT:   func.func private @tfc_rt_parallel_for
 
 // CHECK-LABEL: func.func @scale(
@@ -21,9 +22,10 @@
 // CHECK-NEXT:    %[[DESC:.*]] = builtin.unrealized_conversion_cast %[[BUF]] : memref<?xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 // CHECK-NEXT:    %[[F1:.*]] = llvm.getelementptr %[[CTX]][0, 1]
 // CHECK-NEXT:    llvm.store %[[DESC]], %[[F1]]
-// CHECK-NEXT:    %[[FN:.*]] = constant @scale_par0 : (!llvm.ptr, index, index) -> ()
+// CHECK-NEXT:    %[[FN:.*]] = constant @scale_par0 : (!llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT:    %[[FNPTR:.*]] = builtin.unrealized_conversion_cast %[[FN]] : (!llvm.ptr, i64, i64) -> () to !llvm.ptr
 // CHECK-NEXT:    %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT:    call @tfc_rt_parallel_for(%[[RT]], %[[N64]], %[[FN]], %[[CTX]]) : (!llvm.ptr, i64, (!llvm.ptr, index, index) -> (), !llvm.ptr) -> ()
+// CHECK-NEXT:    call @tfc_rt_parallel_for(%[[RT]], %[[N64]], %[[FNPTR]], %[[CTX]]) : (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NOT:     scf.parallel
 // CHECK:         return
 func.func @scale(%rt: !llvm.ptr, %buf: memref<?xf32>, %n: index, %off: index)
@@ -44,7 +46,7 @@ func.func @scale(%rt: !llvm.ptr, %buf: memref<?xf32>, %n: index, %off: index)
 // The body: constants are rematerialised, captures loaded back from the
 // struct, and the loop runs over [begin, end).
 // CHECK-LABEL: func.func private @scale_par0(
-// CHECK-SAME:      %[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index)
+// CHECK-SAME:      %[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN64:[a-z0-9]+]]: i64, %[[END64:[a-z0-9]+]]: i64)
 // CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>} {
 // CHECK:         %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK:         %[[F0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
@@ -53,6 +55,8 @@ func.func @scale(%rt: !llvm.ptr, %buf: memref<?xf32>, %n: index, %off: index)
 // CHECK-NEXT:    %[[F1:.*]] = llvm.getelementptr %[[CTX]][0, 1]
 // CHECK-NEXT:    %[[DESC:.*]] = llvm.load %[[F1]] : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 // CHECK-NEXT:    %[[BUF:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : {{.*}} to memref<?xf32>
+// CHECK-NEXT:    %[[BEGIN:.*]] = arith.index_cast %[[BEGIN64]] : i64 to index
+// CHECK-NEXT:    %[[END:.*]] = arith.index_cast %[[END64]] : i64 to index
 // CHECK:         scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]] step %{{.*}} {
 // CHECK-NEXT:      %[[J:.*]] = arith.addi %[[I]], %[[OFF]] : index
 // CHECK-NEXT:      %[[V:.*]] = memref.load %[[BUF]][%[[J]]] : memref<?xf32>

@@ -113,31 +113,14 @@ func.func @two_carried(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// expected-error @+1 {{'func.func' op tfc.model must be a string (the model's name)}}
-func.func @m(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
-    -> (tensor<?x?x8xf32> {tfc.role = "y"}) attributes {tfc.model} {
-  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
-  return %y : tensor<?x?x8xf32>
-}
-
-// -----
-
 // A second run would define @twice_grad again.
 // expected-error @+1 {{'func.func' op already has a backward function @twice_grad}}
 func.func @twice(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
-    -> (tensor<?x?x8xf32> {tfc.role = "y"}) attributes {tfc.model = "twice"} {
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "twice", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
   %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
 func.func @twice_grad() {
   return
-}
-
-// -----
-
-// expected-error @+1 {{'func.func' op needs an argument with tfc.role = "params"}}
-func.func @no_params(%x: tensor<?x?x8xf32> {tfc.role = "x"})
-    -> (tensor<?x?x8xf32> {tfc.role = "y"}) attributes {tfc.model = "no_params"} {
-  %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
-  return %y : tensor<?x?x8xf32>
 }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/ParamLayout.h"
+#include "abi/ParamLayout.h"
 #include "spec/Spec.h"
 
 #include <gtest/gtest.h>

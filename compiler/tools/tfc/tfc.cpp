@@ -9,10 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/EntrySignature.h"
+#include "abi/ParamLayout.h"
 #include "conversion/Passes.h"
 #include "frontend/InitBuilder.h"
 #include "frontend/ModelBuilder.h"
-#include "frontend/ParamLayout.h"
 #include "spec/Spec.h"
 #include "target/CudaTarget.h"
 #include "target/HeaderEmitter.h"
@@ -314,19 +315,11 @@ int main(int argc, char **argv) {
   switch (emitKind) {
   case Emit::Spec:
     return writeText(out, tfc::spec::printSpec(*spec)) ? 0 : 1;
-  case Emit::Header:
-    return writeText(out, tfc::emitHeader(*spec, layout, !forwardOnly, cuda))
-               ? 0
-               : 1;
   case Emit::Layout:
     return writeText(out, tfc::emitLayoutJson(*spec, layout)) ? 0 : 1;
   default:
     break;
   }
-
-  llvm::StringSet<> disabled;
-  if (!disabledFusionSet(disabled))
-    return 1;
 
   mlir::DialectRegistry registry;
   tfc::registerCudaTarget(registry);
@@ -334,6 +327,15 @@ int main(int argc, char **argv) {
   context.getOrLoadDialect<mlir::tfc::TfcDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec);
   if (!module)
+    return 1;
+  // The C functions the header declares, from the model's roles.
+  mlir::tfc::abi::EntrySignature entries = mlir::tfc::abi::describeEntryPoints(
+      mlir::tfc::abi::lookupModelFunction(*module), !forwardOnly, cuda);
+  if (emitKind == Emit::Header)
+    return writeText(out, tfc::emitHeader(*spec, layout, entries)) ? 0 : 1;
+
+  llvm::StringSet<> disabled;
+  if (!disabledFusionSet(disabled))
     return 1;
   if (emitKind == Emit::Tfc) {
     std::string text;
@@ -369,23 +371,6 @@ int main(int argc, char **argv) {
     return writeText(out, mlir::tfc::fusionReport(*module, disabled)) ? 0 : 1;
   }
   tfc::buildInitFunctions(*module, spec->name, layout);
-  // The tensor names of d_params for the numerical guard's messages
-  // (tfc-lower-to-loops reads them).
-  {
-    mlir::Builder b(&context);
-    SmallVector<mlir::Attribute> names;
-    SmallVector<int64_t> ranges;
-    for (const tfc::ParamTensor &t : layout.flatten()) {
-      names.push_back(b.getStringAttr(t.name));
-      ranges.push_back(t.offset);
-      ranges.push_back(t.numel());
-    }
-    for (auto func : module->getOps<mlir::func::FuncOp>())
-      if (func->hasAttr("tfc.model")) {
-        func->setAttr("tfc.param_names", b.getArrayAttr(names));
-        func->setAttr("tfc.param_ranges", b.getDenseI64ArrayAttr(ranges));
-      }
-  }
   if (cudaOptions) {
     mlir::tfc::buildCudaPipeline(pm, *cudaOptions);
   } else {
@@ -433,7 +418,7 @@ int main(int argc, char **argv) {
   if (object && out != "-") {
     SmallString<256> header(out);
     sys::path::replace_extension(header, ".h");
-    if (!writeText(header, tfc::emitHeader(*spec, layout, !forwardOnly, cuda)))
+    if (!writeText(header, tfc::emitHeader(*spec, layout, entries)))
       return 1;
   }
   return 0;

@@ -23,6 +23,11 @@ def Tfc_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::tfc";
   let useDefaultAttributePrinterParser = 1;
+  // The discardable tfc.* attributes (the model's sizes, roles, save slots,
+  // ...) are verified by the dialect: TfcModelAttributes.cpp.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Tfc_Op<string mnemonic, list<Trait> traits = []>

@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_FRONTEND_PARAMLAYOUT_H
-#define TFC_FRONTEND_PARAMLAYOUT_H
+#ifndef TFC_ABI_PARAMLAYOUT_H
+#define TFC_ABI_PARAMLAYOUT_H
 
 #include "spec/Spec.h"
+#include "tfc/runtime.h"
 
 #include <cstdint>
 #include <string>
@@ -17,8 +18,13 @@
 
 namespace tfc {
 
-/// Matches tfc_init_kind in runtime.h.
-enum class InitKind : int32_t { Zeros = 0, Ones = 1, Uniform = 2, Normal = 3 };
+/// tfc_init_kind of runtime.h, which NAME_init passes to tfc_rt_fill.
+enum class InitKind : int32_t {
+  Zeros = TFC_INIT_ZEROS,
+  Ones = TFC_INIT_ONES,
+  Uniform = TFC_INIT_UNIFORM,
+  Normal = TFC_INIT_NORMAL
+};
 
 struct ParamTensor {
   std::string name;           // Block tensors: relative, e.g. "attn.wq.weight".
@@ -50,4 +56,4 @@ ParamLayout computeLayout(const spec::Spec &spec);
 
 } // namespace tfc
 
-#endif // TFC_FRONTEND_PARAMLAYOUT_H
+#endif // TFC_ABI_PARAMLAYOUT_H

@@ -1,6 +1,6 @@
 //===- ParamLayout.cpp - Where each parameter lives -------------*- C++ -*-===//
 
-#include "frontend/ParamLayout.h"
+#include "abi/ParamLayout.h"
 
 #include <cmath>
 

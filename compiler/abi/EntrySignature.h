@@ -1,0 +1,103 @@
+//===- EntrySignature.h - The C entry points of a model ---------*- C++ -*-===//
+//
+// One description of every generated C function and its arguments, in ABI
+// order (docs/abi.md "Functions"), derived from the tfc.role attributes of a
+// `tfc.model` function and, for backward, its GradientInterface (the
+// signature tfc-derive-backward gives `@NAME_grad`). The header emitter
+// prints it; the lowering's entry points take their arguments in its order.
+//
+//   NAME_forward(rt, params, INPUTS..., OUTPUTS...,
+//                workspace, workspace_bytes, batch, seq [, enc_seq])
+//   NAME_backward(rt, params, D_OUTPUTS..., D_INPUTS..., d_params,
+//                 workspace, workspace_bytes, batch, seq [, enc_seq])
+//
+// The arrays (everything between the context and the workspace) are the
+// lowered function's arguments and results in a fixed mapping: forward's are
+// the model's "params" argument, its other arguments in order and its
+// results in order; backward's are @NAME_grad's arguments (params, d_outputs)
+// without d_params, its results after d_params, then d_params.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_ABI_ENTRYSIGNATURE_H
+#define TFC_ABI_ENTRYSIGNATURE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::tfc::abi {
+
+/// What an argument of an entry point is.
+enum class ArgumentKind {
+  Context,        // `tfc_runtime *rt` (CPU, may be NULL) or `void *stream`.
+  Array,          // A user array: read (const) or written.
+  Workspace,      // `void *workspace`.
+  WorkspaceBytes, // `int64_t workspace_bytes`.
+  Size,           // `int64_t batch`, `seq`, `enc_seq`.
+  Seed,           // `uint64_t seed` of NAME_init.
+};
+
+/// Which model function value an array is.
+struct ArraySource {
+  /// The function the entry lowers: the model (forward) or @NAME_grad.
+  enum Kind { Argument, Result } kind = Argument;
+  unsigned index = 0;
+};
+
+struct EntryArgument {
+  ArgumentKind kind;
+  /// The C name, also the name in messages: the role for arrays ("tokens",
+  /// "d_params"), else "rt", "stream", "workspace", "batch", ...
+  std::string name;
+  /// The C type as the header spells it: "const int32_t *", "int64_t".
+  std::string cType;
+  /// The header's comment on it ("[batch, seq]"); "" for none.
+  std::string comment;
+  /// Arrays: the element type (i32 or f32), whether the entry writes it,
+  /// and which value of the lowered function it is. d_params is both read
+  /// and written (backward adds into it): its source is the argument.
+  mlir::Type elementType;
+  bool written = false;
+  std::optional<ArraySource> source;
+
+  /// `const int32_t *tokens`: the C declaration without the comment.
+  std::string declaration() const;
+};
+
+enum class EntryKind { ParamCount, WorkspaceSize, Init, Forward, Backward };
+
+struct EntryPoint {
+  EntryKind kind;
+  std::string name;        // "gpt2_forward".
+  std::string resultCType; // "int32_t" (a tfc_status) or "int64_t".
+  llvm::SmallVector<EntryArgument> arguments; // In ABI order.
+
+  /// The arrays, in order (forward/backward: after the context).
+  llvm::SmallVector<const EntryArgument *> arrays() const;
+  /// The sizes: batch, seq [, enc_seq].
+  llvm::SmallVector<const EntryArgument *> sizes() const;
+};
+
+/// Every C function generated for one model.
+struct EntrySignature {
+  std::string model;       // The tfc.model name.
+  bool cuda = false;       // A stream in place of the runtime handle.
+  bool hasEncoder = false; // enc_seq is a size (cross-attention).
+  EntryPoint paramCount, workspaceSize, init, forward;
+  std::optional<EntryPoint> backward; // Absent for --forward-only.
+};
+
+/// The entry points of the `tfc.model` function `model` (verified by the
+/// tfc dialect), with NAME_backward when `withBackward`.
+EntrySignature describeEntryPoints(mlir::func::FuncOp model, bool withBackward,
+                                   bool cuda);
+
+/// The `tfc.model` function of `module`; null when it has none.
+mlir::func::FuncOp lookupModelFunction(mlir::ModuleOp module);
+
+} // namespace mlir::tfc::abi
+
+#endif // TFC_ABI_ENTRYSIGNATURE_H

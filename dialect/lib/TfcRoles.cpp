@@ -1,0 +1,35 @@
+//===- TfcRoles.cpp - What a model function's arguments are ---------------===//
+
+#include "tfc/Dialect/TfcRoles.h"
+
+using namespace mlir;
+
+StringRef tfc::getArgRole(FunctionOpInterface func, unsigned index) {
+  auto role = func.getArgAttrOfType<StringAttr>(index, kRoleAttrName);
+  return role ? role.getValue() : "";
+}
+
+StringRef tfc::getResultRole(FunctionOpInterface func, unsigned index) {
+  auto role = func.getResultAttrOfType<StringAttr>(index, kRoleAttrName);
+  return role ? role.getValue() : "";
+}
+
+std::string tfc::gradientRole(StringRef role) { return ("d_" + role).str(); }
+
+tfc::GradientInterface tfc::getGradientInterface(FunctionOpInterface model) {
+  GradientInterface iface;
+  for (unsigned i = 0, e = model.getNumArguments(); i < e; ++i) {
+    StringRef role = getArgRole(model, i);
+    if (role == "params")
+      iface.paramsArg = i;
+    else if (role == "x" || role == "enc")
+      iface.differentiatedArgs.push_back(i);
+  }
+  for (unsigned i = 0, e = model.getNumResults(); i < e; ++i)
+    if (getResultRole(model, i) == "loss")
+      iface.lossResults.push_back(i);
+  if (iface.lossResults.empty())
+    for (unsigned i = 0, e = model.getNumResults(); i < e; ++i)
+      iface.seededResults.push_back(i);
+  return iface;
+}
