@@ -23,9 +23,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/RuntimeAbi.h"
 #include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
+#include "tfc/Dialect/TfcRoles.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -45,44 +47,11 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// Status codes of tfc/runtime.h.
-enum Status : int32_t {
-  kOk = 0,
-  kNullPointer = 1,
-  kBadShape = 2,
-  kBadArgument = 3,
-  kWorkspace = 5
-};
-
-/// `int32_t tfc_rt_error(int32_t status, const char *format, ...)`.
-constexpr StringLiteral kRtError = "tfc_rt_error";
-/// `int32_t tfc_rt_check_finite(int32_t status, const tfc_runtime *rt,
-///     const char *function, const char *what, const float *data, int64_t n,
-///     const char *names, const int64_t *ranges, int64_t num_tensors)`.
-constexpr StringLiteral kRtCheckFinite = "tfc_rt_check_finite";
-
-LLVM::LLVMFunctionType rtErrorType(MLIRContext *ctx) {
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i32 = IntegerType::get(ctx, 32);
-  return LLVM::LLVMFunctionType::get(i32, {i32, ptr}, /*isVarArg=*/true);
-}
-
-LLVM::LLVMFunctionType rtCheckFiniteType(MLIRContext *ctx) {
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
-  return LLVM::LLVMFunctionType::get(
-      i32, {i32, ptr, ptr, ptr, ptr, i64, ptr, ptr, i64});
-}
-
-/// Declares the runtime functions the entry points call, once per module.
+/// Declares the runtime functions the entry points call, once per module:
+/// their types come from tfc/runtime.h (abi/RuntimeAbi.h).
 void declareRuntimeFunctions(ModuleOp module) {
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  MLIRContext *ctx = module.getContext();
-  if (!module.lookupSymbol(kRtError))
-    LLVM::LLVMFuncOp::create(b, module.getLoc(), kRtError, rtErrorType(ctx));
-  if (!module.lookupSymbol(kRtCheckFinite))
-    LLVM::LLVMFuncOp::create(b, module.getLoc(), kRtCheckFinite,
-                             rtCheckFiniteType(ctx));
+  abi::declareRuntimeFunction(module, abi::runtime::tfc_rt_error);
+  abi::declareRuntimeFunction(module, abi::runtime::tfc_rt_check_finite);
 }
 
 /// A NUL-terminated constant string (an internal global named `symbol`).
@@ -100,18 +69,13 @@ Value callRtError(OpBuilder &b, Location loc, Value status, Value format,
                   ValueRange args) {
   SmallVector<Value> operands{status, format};
   operands.append(args.begin(), args.end());
-  return LLVM::CallOp::create(b, loc, rtErrorType(b.getContext()),
-                              FlatSymbolRefAttr::get(b.getContext(), kRtError),
-                              operands)
+  return abi::callRuntimeFunction(b, loc, abi::runtime::tfc_rt_error, operands)
       .getResult();
 }
 
-StringRef roleOf(ArrayAttr attrs, unsigned i) {
-  if (!attrs)
-    return "";
-  auto dict = dyn_cast_or_null<DictionaryAttr>(attrs[i]);
-  auto role = dict ? dict.getAs<StringAttr>("tfc.role") : StringAttr();
-  return role ? role.getValue() : "";
+/// An i32 status constant of tfc/runtime.h.
+Value statusOf(OpBuilder &b, Location loc, tfc_status status) {
+  return abi::statusConstant(b, loc, status);
 }
 
 /// A rank-1 memref descriptor around a raw pointer of `numel` elements.
@@ -146,11 +110,11 @@ struct Interface {
 
   explicit Interface(func::FuncOp func) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      argRoles.push_back(roleOf(func.getArgAttrsAttr(), i));
+      argRoles.push_back(getArgRole(func, i));
       hasEncoder |= argRoles.back() == "enc";
     }
     for (unsigned i = 0; i < func.getNumResults(); ++i)
-      resultRoles.push_back(roleOf(func.getResAttrsAttr(), i));
+      resultRoles.push_back(getResultRole(func, i));
   }
 };
 
@@ -348,7 +312,7 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
   // check wins (NULL pointers, then sizes, then the workspace).
   struct Check {
     Value failed;
-    int32_t status;
+    tfc_status status;
     std::string format;
     SmallVector<Value, 2> values;
   };
@@ -359,11 +323,11 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
   for (unsigned i = 0; i <= numPointers; ++i)
     checks.push_back({LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
                                            args[1 + i], null),
-                      kNullPointer, names[i] + " is NULL"});
+                      TFC_ERR_NULL_POINTER, names[i] + " is NULL"});
   const char *sizeNames[] = {"batch", "seq", "enc_seq"};
   for (unsigned i = 0; i < entry.sizes.size(); ++i)
     checks.push_back({sizeOutOfRange(b, loc, entry.sizes, i),
-                      kBadShape,
+                      TFC_ERR_BAD_SHAPE,
                       llvm::formatv("{0} = %lld is outside [1, {1}]",
                                     sizeNames[i], maxOfSize(i))
                           .str(),
@@ -375,7 +339,7 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
            arith::AndIOp::create(b, loc, wsInt,
                                  arith::ConstantIntOp::create(b, loc, 63, 64)),
            arith::ConstantIntOp::create(b, loc, 0, 64)),
-       kWorkspace,
+       TFC_ERR_WORKSPACE,
        "workspace 0x%llx is not 64-byte aligned",
        {wsInt}});
   // The size the caller must provide: NAME_workspace_size is the same plan
@@ -386,22 +350,19 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
   checks.push_back(
       {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, workspaceBytes,
                              needed),
-       kWorkspace,
+       TFC_ERR_WORKSPACE,
        "workspace_bytes = %lld is below " + name + "_workspace_size(" +
            (hasEncoder ? "batch, seq, enc_seq" : "batch, seq") + ") = %lld",
        {workspaceBytes, needed}});
 
   // Folds the checks, lowest priority first, into the status, the format
   // and its values of the first failing one.
-  auto c32 = [&](int32_t v) {
-    return arith::ConstantIntOp::create(b, loc, v, 32);
-  };
   Value zero64 = arith::ConstantIntOp::create(b, loc, 0, 64);
-  Value status = c32(kOk), format = null;
+  Value status = statusOf(b, loc, TFC_OK), format = null;
   SmallVector<Value, 2> values{zero64, zero64};
   for (Check &check : llvm::reverse(checks)) {
-    status = arith::SelectOp::create(b, loc, check.failed, c32(check.status),
-                                     status);
+    status = arith::SelectOp::create(b, loc, check.failed,
+                                     statusOf(b, loc, check.status), status);
     format = LLVM::SelectOp::create(
         b, loc, check.failed,
         entryString(b, entry, funcName + ": " + check.format), format);
@@ -410,8 +371,8 @@ ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
           arith::SelectOp::create(b, loc, check.failed, value, values[k]);
   }
 
-  Value isOk =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status, c32(kOk));
+  Value isOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
+                                     statusOf(b, loc, TFC_OK));
   entry.whenValid = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
                                       /*withElseRegion=*/true);
   b.setInsertionPointToStart(&entry.whenValid.getElseRegion().front());
@@ -477,13 +438,12 @@ Value ModelLowering::checkFinite(
           arith::ConstantIntOp::create(b, loc, int64_t(nameList.size()), 64);
     }
     Value n = arith::IndexCastOp::create(b, loc, i64, numel);
-    status =
-        LLVM::CallOp::create(b, loc, rtCheckFiniteType(ctx),
-                             FlatSymbolRefAttr::get(ctx, kRtCheckFinite),
-                             ValueRange{status, entry.func.getArgument(0),
-                                        function, entryString(b, entry, what),
-                                        data, n, names, ranges, numTensors})
-            .getResult();
+    status = abi::callRuntimeFunction(
+                 b, loc, abi::runtime::tfc_rt_check_finite,
+                 ValueRange{status, entry.func.getArgument(0), function,
+                            entryString(b, entry, what), data, n, names, ranges,
+                            numTensors})
+                 .getResult();
   }
   return status;
 }
@@ -616,13 +576,11 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
                              .str();
     scf::YieldOp::create(
         b, loc,
-        callRtError(b, loc,
-                    arith::ConstantIntOp::create(b, loc, kBadArgument, 32),
+        callRtError(b, loc, statusOf(b, loc, TFC_ERR_BAD_ARGUMENT),
                     entryString(b, entry, format), {firstBad, id}));
   } else {
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{arith::ConstantIntOp::create(b, loc, kBadArgument, 32)});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{statusOf(b, loc, TFC_ERR_BAD_ARGUMENT)});
   }
   b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
   if (failed(emitForwardBody(l, inputs, outputs)))
@@ -632,9 +590,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     written.emplace_back(role, entry.pointers[1 + inputArgs.size() + i],
                          l.product(outputs[i].dims));
   scf::YieldOp::create(
-      b, loc,
-      checkFinite(l, entry, arith::ConstantIntOp::create(b, loc, kOk, 32),
-                  written));
+      b, loc, checkFinite(l, entry, statusOf(b, loc, TFC_OK), written));
   finishEntry(l, entry);
   return success();
 }
@@ -644,7 +600,7 @@ LogicalResult ModelLowering::planForward(Lowering &l, ArrayRef<Buffer> inputs,
   Block &body = model.getBody().front();
   unsigned input = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (roleOf(model.getArgAttrsAttr(), i) == "params")
+    if (getArgRole(model, i) == "params")
       continue;
     Buffer buffer = inputs[input++];
     // An input backward needs is copied into the workspace: backward gets
@@ -675,7 +631,7 @@ LogicalResult ModelLowering::emitForwardBody(Lowering &l,
   Block &body = model.getBody().front();
   unsigned input = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (roleOf(model.getArgAttrsAttr(), i) == "params")
+    if (getArgRole(model, i) == "params")
       continue;
     const Buffer &user = inputs[input++];
     Buffer planned = l.lookup(arg);
@@ -769,9 +725,7 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
                          l.product(dInputs[k].dims));
   written.emplace_back("d_params", entry.pointers.back(), paramCount);
   scf::YieldOp::create(
-      b, loc,
-      checkFinite(l, entry, arith::ConstantIntOp::create(b, loc, kOk, 32),
-                  written));
+      b, loc, checkFinite(l, entry, statusOf(b, loc, TFC_OK), written));
   finishEntry(l, entry);
   return success();
 }
@@ -782,7 +736,7 @@ LogicalResult ModelLowering::planBackward(Lowering &l,
   Block &body = grad.getBody().front();
   unsigned next = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    StringRef role = roleOf(grad.getArgAttrsAttr(), i);
+    StringRef role = getArgRole(grad, i);
     if (role == "params")
       continue;
     if (role == "d_params") {
@@ -1048,30 +1002,15 @@ LogicalResult ModelLowering::emitLoop(Lowering &l, scf::ForOp loop) {
   return success();
 }
 
-/// The attributes the lowering reads, with the types it reads them as.
-LogicalResult verifyModelAttributes(func::FuncOp model, bool bf16Allowed) {
-  if (!model->getAttrOfType<StringAttr>("tfc.model"))
-    return model.emitOpError("tfc.model must be a string (the model's name)");
-  for (StringRef name : {"tfc.max_batch", "tfc.max_seq", "tfc.param_count"})
-    if (!model->getAttrOfType<IntegerAttr>(name))
-      return model.emitOpError("a tfc.model function needs an integer ")
-             << name;
-  for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    if (roleOf(model.getArgAttrsAttr(), i) == "tokens" &&
-        !model->getAttrOfType<IntegerAttr>("tfc.vocab"))
-      return model.emitOpError(
-          "a tfc.model function with token ids needs an integer tfc.vocab");
-  if (Attribute dtype = model->getAttr("tfc.linear_dtype")) {
-    auto name = dyn_cast<StringAttr>(dtype);
-    if (!name || (name.getValue() != "f32" && name.getValue() != "bf16"))
-      return model.emitOpError(
-                 "tfc.linear_dtype must be \"f32\" or \"bf16\", not ")
-             << dtype;
-    if (name.getValue() == "bf16" && !bf16Allowed)
-      return model.emitOpError(
-          "tfc.linear_dtype = \"bf16\" needs a GPU with bf16 tensor cores "
-          "(sm_80 or newer)");
-  }
+/// What the target must support for this model. The model's attributes
+/// themselves are the dialect's to verify
+/// (TfcDialect::verifyOperationAttribute).
+LogicalResult verifyTargetSupports(func::FuncOp model, bool bf16Allowed) {
+  auto dtype = model->getAttrOfType<StringAttr>("tfc.linear_dtype");
+  if (dtype && dtype.getValue() == "bf16" && !bf16Allowed)
+    return model.emitOpError(
+        "tfc.linear_dtype = \"bf16\" needs a GPU with bf16 tensor cores "
+        "(sm_80 or newer)");
   return success();
 }
 
@@ -1090,7 +1029,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
     populateTfcLowerings(lowerings, hostMemory ? LoweringTarget::Cpu
                                                : LoweringTarget::Cuda);
     for (func::FuncOp model : models) {
-      if (failed(verifyModelAttributes(model, hostMemory || bf16TensorCores)))
+      if (failed(verifyTargetSupports(model, hostMemory || bf16TensorCores)))
         return signalPassFailure();
       OpBuilder mb(model);
       func::FuncOp grad;
