@@ -213,13 +213,10 @@ struct FlashAttentionGradCpuLowering
 
 LogicalResult FlashAttentionGradCpuLowering::plan(FlashAttentionGradOp op,
                                                   Lowering &l) const {
+  if (failed(planFlashAttentionGradResults(op, l)))
+    return failure();
   int64_t headDim = op.getQuery().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim))
-    return op.emitOpError("needs a static head width");
   Buffer q = l.lookup(op.getQuery());
-  l.allocateLike(op.getQueryGrad(), op.getQuery());
-  l.allocateLike(op.getKeyGrad(), op.getKey());
-  l.allocateLike(op.getValueGrad(), op.getValue());
   TileShape t(l.vectorWidth, headDim);
   Value groups = l.mul(q.dims[0], q.dims[1]);
   Value queryPanels = l.divUp(q.dims[2], t.cols);

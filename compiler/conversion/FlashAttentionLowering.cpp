@@ -61,6 +61,16 @@ LogicalResult mlir::tfc::planFlashAttentionResults(FlashAttentionOp op,
   return success();
 }
 
+LogicalResult mlir::tfc::planFlashAttentionGradResults(FlashAttentionGradOp op,
+                                                       Lowering &l) {
+  if (ShapedType::isDynamic(op.getQuery().getType().getDimSize(3)))
+    return op.emitOpError("needs a static head width");
+  l.allocateLike(op.getQueryGrad(), op.getQuery());
+  l.allocateLike(op.getKeyGrad(), op.getKey());
+  l.allocateLike(op.getValueGrad(), op.getValue());
+  return success();
+}
+
 namespace {
 
 struct FlashAttentionCpuLowering

@@ -49,10 +49,6 @@ int64_t widthOf(Value weight, unsigned dim) {
   return cast<RankedTensorType>(weight.getType()).getDimSize(dim);
 }
 
-/// Flat buffer of an optional operand or result (null when absent or not
-/// stored).
-Value flatOf(Lowering &l, Value tensor) { return l.flatOf(tensor); }
-
 /// One segment: `input` [rows, k] as A.
 FusedMatmulProblem projection(Lowering &l, const Buffer &input, int64_t k) {
   FusedMatmulProblem p;
@@ -71,10 +67,10 @@ MatmulPart weightPart(Lowering &l, Value weight, Value bias, Value out) {
   MatmulPart part;
   l.atAllocationPoint([&] {
     part.n = l.index(widthOf(weight, 1));
-    part.b.push_back(rowMajor(l, flatOf(l, weight), part.n));
+    part.b.push_back(rowMajor(l, l.flatOf(weight), part.n));
     part.c = rowMajor(l, out, part.n);
   });
-  part.bias = flatOf(l, bias);
+  part.bias = l.flatOf(bias);
   return part;
 }
 
@@ -84,8 +80,8 @@ FusedMatmulProblem linearActProblem(LinearActOp op, Lowering &l) {
   Buffer in = l.lookup(op.getInput());
   FusedMatmulProblem p = projection(l, in, widthOf(op.getWeight(), 0));
   MatmulPart part =
-      weightPart(l, op.getWeight(), op.getBias(), flatOf(l, op.getResult()));
-  Value pre = flatOf(l, op.getPre());
+      weightPart(l, op.getWeight(), op.getBias(), l.flatOf(op.getResult()));
+  Value pre = l.flatOf(op.getPre());
   l.atAllocationPoint([&] { part.pre = rowMajor(l, pre, part.n); });
   p.parts.push_back(part);
   p.epilogue = MatmulEpilogue::Activation;
@@ -99,7 +95,7 @@ FusedMatmulProblem mergedLinearProblem(MergedLinearOp op, Lowering &l) {
   for (auto [i, weight] : llvm::enumerate(op.getWeights())) {
     Value bias = op.getBiases().empty() ? Value() : op.getBiases()[i];
     p.parts.push_back(
-        weightPart(l, weight, bias, flatOf(l, op.getResults()[i])));
+        weightPart(l, weight, bias, l.flatOf(op.getResults()[i])));
   }
   return p;
 }
@@ -111,11 +107,11 @@ FusedMatmulProblem gluLinearProblem(GLULinearOp op, Lowering &l) {
   ValueRange biases = op.getBiases();
   p.parts.push_back(weightPart(l, op.getGateWeight(),
                                biases.empty() ? Value() : biases[0],
-                               flatOf(l, op.getGate())));
+                               l.flatOf(op.getGate())));
   p.parts.push_back(weightPart(l, op.getUpWeight(),
                                biases.empty() ? Value() : biases[1],
-                               flatOf(l, op.getUp())));
-  Value out = flatOf(l, op.getResult());
+                               l.flatOf(op.getUp())));
+  Value out = l.flatOf(op.getResult());
   l.atAllocationPoint([&] { p.gated = rowMajor(l, out, l.index(n)); });
   p.epilogue = MatmulEpilogue::GatedPair;
   p.activation = op.getKind();
@@ -127,7 +123,7 @@ FusedMatmulProblem gluLinearProblem(GLULinearOp op, Lowering &l) {
 FusedMatmulProblem mergedInputGradProblem(MergedInputGradOp op, Lowering &l) {
   Buffer dy0 = l.lookup(op.getGrads()[0]);
   int64_t inWidth = widthOf(op.getWeights()[0], 0);
-  Value out = flatOf(l, op.getResult());
+  Value out = l.flatOf(op.getResult());
   FusedMatmulProblem p;
   p.bf16Operands = l.bf16Linear;
   MatmulPart part;
@@ -138,8 +134,8 @@ FusedMatmulProblem mergedInputGradProblem(MergedInputGradOp op, Lowering &l) {
     part.c = rowMajor(l, out, part.n);
     for (auto [dy, w] : llvm::zip_equal(op.getGrads(), op.getWeights())) {
       Value k = l.index(widthOf(w, 1));
-      p.segments.push_back(MatmulSegment{k, rowMajor(l, flatOf(l, dy), k)});
-      part.b.push_back(transposed(l, flatOf(l, w), k));
+      p.segments.push_back(MatmulSegment{k, rowMajor(l, l.flatOf(dy), k)});
+      part.b.push_back(transposed(l, l.flatOf(w), k));
     }
   });
   p.parts.push_back(part);
@@ -168,10 +164,10 @@ MatmulPart weightGradPart(Lowering &l, Value dy, Value weightGrad,
   MatmulPart part;
   l.atAllocationPoint([&] {
     part.n = l.index(n);
-    part.b.push_back(rowMajor(l, flatOf(l, dy), part.n));
-    part.c = rowMajor(l, flatOf(l, weightGrad), part.n);
+    part.b.push_back(rowMajor(l, l.flatOf(dy), part.n));
+    part.c = rowMajor(l, l.flatOf(weightGrad), part.n);
   });
-  part.columnSums = flatOf(l, biasGrad);
+  part.columnSums = l.flatOf(biasGrad);
   return part;
 }
 
@@ -198,7 +194,7 @@ FusedMatmulProblem linearActWeightGradProblem(LinearActWeightGradOp op,
   FusedMatmulProblem p = weightGradProblem(l, l.lookup(op.getInput()));
   MatmulPart part =
       weightGradPart(l, op.getGrad(), op.getWeightGrad(), op.getBiasGrad());
-  Value pre = flatOf(l, op.getPre()), dpre = flatOf(l, op.getPreGrad());
+  Value pre = l.flatOf(op.getPre()), dpre = l.flatOf(op.getPreGrad());
   l.atAllocationPoint([&] {
     part.actInput = rowMajor(l, pre, part.n);
     part.actOutput = rowMajor(l, dpre, part.n);

@@ -276,12 +276,9 @@ struct FlashAttentionGpuLowering
 struct FlashAttentionGradGpuLowering
     : TfcOpLowering<FlashAttentionGradGpuLowering, FlashAttentionGradOp> {
   LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const {
-    if (ShapedType::isDynamic(op.getQuery().getType().getDimSize(3)))
-      return op.emitOpError("needs a static head width");
+    if (failed(planFlashAttentionGradResults(op, l)))
+      return failure();
     Buffer q = l.lookup(op.getQuery());
-    l.allocateLike(op.getQueryGrad(), op.getQuery());
-    l.allocateLike(op.getKeyGrad(), op.getKey());
-    l.allocateLike(op.getValueGrad(), op.getValue());
     l.allocate(l.b.getF32Type(), {l.mul(q.dims[0], q.dims[1]), q.dims[2]});
     return success();
   }

@@ -94,7 +94,6 @@ struct ZerosLikeLowering
 } // namespace
 
 LogicalResult ZerosLikeLowering::emit(ZerosLikeOp op, Lowering &l) const {
-  const Buffer &in = l.lookup(op.getInput());
   Buffer out = l.lookup(op.getResult());
   Value zero = l.f32(0.0);
   forEachElement(l, l.product(out.dims),

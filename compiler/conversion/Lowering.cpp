@@ -80,6 +80,13 @@ static std::pair<Value, Value> sizeOf(OpBuilder &ab, Location loc,
 }
 
 Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
+  Buffer buffer = carve(elementType, dims);
+  if (currentOp)
+    scratchOf[currentOp].push_back(buffer);
+  return buffer;
+}
+
+Buffer Lowering::carve(Type elementType, ArrayRef<Value> dims) {
   assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
   OpBuilder ab = allocBuilder();
   auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
@@ -89,8 +96,6 @@ Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
   auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
   buffer.flat = memref::ViewOp::create(ab, loc, type, workspace, start,
                                        ValueRange{numel});
-  if (currentOp)
-    scratchOf[currentOp].push_back(buffer);
   return buffer;
 }
 
@@ -110,11 +115,7 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
     bind(tensor, buffer);
     return buffer;
   }
-  // Not the op's scratch: its result.
-  Operation *op = currentOp;
-  currentOp = nullptr;
-  Buffer buffer = allocate(elementType, dims);
-  currentOp = op;
+  Buffer buffer = carve(elementType, dims);
   bind(tensor, buffer);
   return buffer;
 }

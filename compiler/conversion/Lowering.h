@@ -228,6 +228,8 @@ public:
 
 private:
   OpBuilder allocBuilder();
+  /// A buffer at the next 64-byte aligned offset (no scratch bookkeeping).
+  Buffer carve(Type elementType, ArrayRef<Value> dims);
   /// Advances the running offset by `bytes` (rounded up to the alignment)
   /// and returns the start, at the allocation point.
   Value reserve(Value bytes);

@@ -40,6 +40,9 @@ Value reassocAdd(Lowering &l, Value a, Value c);
 /// Plans fused attention's results (both targets): the output, and the row
 /// log-sum-exps when backward (or another op) reads them.
 LogicalResult planFlashAttentionResults(FlashAttentionOp op, Lowering &l);
+/// Plans its gradient's results (both targets): dQ, dK, dV.
+LogicalResult planFlashAttentionGradResults(FlashAttentionGradOp op,
+                                            Lowering &l);
 
 /// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
 /// max); with a non-null `out`, the exponentials are stored at out[base + j].

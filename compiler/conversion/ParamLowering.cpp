@@ -56,7 +56,6 @@ struct ParamGradLowering : TfcOpLowering<ParamGradLowering, ParamGradOp> {
   LogicalResult emit(ParamGradOp op, Lowering &l) const {
     Buffer grads = l.lookup(op.getGrads());
     Buffer grad = l.lookup(op.getGrad());
-    l.bind(op.getResult(), grads);
     Value offset =
         paramOffset(l, op.getOffset(), op.getLayer(), op.getLayerStride());
     Value numel = l.index(op.getGrad().getType().getNumElements());

@@ -81,6 +81,25 @@ func.func @offset_loop(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// The plan sizes per-layer slots by the trip count before any compute, so it
+// must be a constant, not arithmetic.
+func.func @computed_depth(%params: tensor<?xf32> {tfc.role = "params"},
+                          %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.addi %c1, %c1 : index
+  // expected-error @+1 {{'scf.for' op the depth loop's trip count must be a constant}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %x) -> (tensor<?x?x8xf32>) {
+    scf.yield %h : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op tfc.model must be a string (the model's name)}}
 func.func @unnamed(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}) -> (tensor<?x?x8xf32> {tfc.role = "y"})
     attributes {tfc.model, tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
