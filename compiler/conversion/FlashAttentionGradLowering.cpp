@@ -4,8 +4,9 @@
 // depend on the thread count. With P = exp(scale * Q K^T - lse) (0 where
 // masked), D = rowsum(dO * O) and dS = scale * P * (dO V^T - D):
 //
-// 0. Pack Q and dO per head transposed into panels [s / cols][dh][cols];
-//    D per query row.
+// 0. Pack O and dO per head transposed into panels [s / cols][dh][cols];
+//    D per query from them, summed as the dP^T tile sums; then Q packed
+//    where O was.
 // 1. One parallel iteration per (batch * head): per tile of `rows` keys, in
 //    order, over the query tiles that see them (from the diagonal on under
 //    a causal mask), recompute P^T = exp(scale * K Q^T - lse) and
@@ -64,17 +65,38 @@ Value loadQueryLanes(TileEmitter &e, Value flat, Value rowBase, Value i0,
                                       ValueRange{index}, mask, e.splatF32(0.0));
 }
 
-/// D[row] = sum_d dO[row, d] * O[row, d], one parallel iteration per row.
-void emitDelta(TileEmitter &e, const Buffer &out, const Buffer &dOut,
-               Value delta, Value rows) {
+/// D[g, i] = sum_d dO[g, i, d] * O[g, i, d] from both packed transposed, one
+/// parallel iteration per (group, panel). The FMAs run in the order of the
+/// sweep's dP^T tile (over d from 0, one FMA per term), so dP^T - D is
+/// exactly 0 where it is in exact arithmetic: with a single visible key,
+/// P = 1 and O = V, and the query and key gradients vanish.
+void emitDelta(TileEmitter &e, Value packedOut, Value packedDOut, Value delta,
+               Value groups, Value seq, Value panels) {
   Lowering &l = e.l;
-  l.parallelFor(rows, [&](Value row) {
-    Value base = l.mul(row, l.index(e.t.headDim));
-    Value sum = e.splatF32(0.0);
-    for (int64_t vec = 0; vec < e.t.headVecs; ++vec)
-      sum = e.fma(e.loadHeadVector(dOut.flat, base, vec),
-                  e.loadHeadVector(out.flat, base, vec), sum);
-    l.store(e.reduceAdd(sum), delta, row);
+  const TileShape &t = e.t;
+  Value cols = l.index(t.cols), vl = l.index(t.vl);
+  l.parallelFor(l.mul(groups, panels), [&](Value task) {
+    Value group = arith::DivUIOp::create(l.b, l.loc, task, panels);
+    Value panel = arith::RemUIOp::create(l.b, l.loc, task, panels);
+    Value panelBase = l.mul(task, l.index(t.headDim * t.cols));
+    SmallVector<Value> init(2, e.splatF32(0.0));
+    SmallVector<Value> sums = l.forLoop(
+        l.index(0), l.index(t.headDim), init,
+        [&](Value d, ValueRange acc) -> SmallVector<Value> {
+          Value row = l.add(panelBase, l.mul(d, cols));
+          Value row1 = l.add(row, vl);
+          return {
+              e.fma(e.load(packedOut, row), e.load(packedDOut, row), acc[0]),
+              e.fma(e.load(packedOut, row1), e.load(packedDOut, row1), acc[1])};
+        });
+    for (int w = 0; w < 2; ++w) {
+      Value first = l.add(l.mul(panel, cols), l.index(w * t.vl));
+      Value mask = vector::CreateMaskOp::create(l.b, l.loc, e.maskType,
+                                                ValueRange{l.sub(seq, first)});
+      vector::MaskedStoreOp::create(l.b, l.loc, delta,
+                                    ValueRange{l.add(l.mul(group, seq), first)},
+                                    mask, sums[w]);
+    }
   });
 }
 
@@ -256,10 +278,13 @@ LogicalResult FlashAttentionGradCpuLowering::emit(FlashAttentionGradOp op,
   p.queryPanels = p.packedQ.dims[1];
 
   TileEmitter e(l, t);
-  e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
+  // O is packed where Q goes until D is summed.
+  e.packTransposed(out.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
   e.packTransposed(p.dOut.flat, p.packedDOut.flat, p.groups, p.seq,
                    p.queryPanels);
-  emitDelta(e, out, p.dOut, p.delta.flat, l.mul(p.groups, p.seq));
+  emitDelta(e, p.packedQ.flat, p.packedDOut.flat, p.delta.flat, p.groups, p.seq,
+            p.queryPanels);
+  e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
   emitSweep(e, p, dq.flat, dk.flat, dv.flat, scratch.flat);
   return success();
 }
