@@ -27,7 +27,7 @@ constexpr int64_t kGpuVectorWidth = 4;
 } // namespace
 
 void mlir::tfc::buildCudaKernelsPipeline(OpPassManager &pm,
-                                   const CudaPipelineOptions &options) {
+                                         const CudaPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = kGpuVectorWidth;
   lowerOptions.hostMemory = false;
@@ -59,7 +59,7 @@ void mlir::tfc::buildCudaKernelsPipeline(OpPassManager &pm,
 }
 
 void mlir::tfc::buildCudaPipeline(OpPassManager &pm,
-                            const CudaPipelineOptions &options) {
+                                  const CudaPipelineOptions &options) {
   buildCudaKernelsPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa"; // PTX; ptxas runs in the next pass.
@@ -100,7 +100,8 @@ void mlir::tfc::registerCudaPipeline() {
         CudaPipelineCLOptions cl;
         if (failed(cl.parseFromString(text)))
           return failure();
-        std::optional<::tfc::CudaArch> arch = ::tfc::parseCudaArch(cl.arch.getValue());
+        std::optional<::tfc::CudaArch> arch =
+            ::tfc::parseCudaArch(cl.arch.getValue());
         if (!arch)
           return errorHandler("tfc-cuda-pipeline: arch '" + cl.arch.getValue() +
                               "' is not sm_NN (e.g. sm_90)");

@@ -61,8 +61,7 @@ void mapTo(scf::ParallelOp loop, gpu::Processor processor) {
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
   SmallVector<gpu::ParallelLoopDimMappingAttr> dims(
       loop.getNumLoops(),
-      gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity,
-                                           identity));
+      gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity, identity));
   (void)gpu::setMappingAttr(loop, dims);
 }
 
@@ -104,13 +103,15 @@ LogicalResult convertMappedLoops(func::FuncOp func) {
   RewritePatternSet patterns(ctx);
   populateParallelLoopToGPUPatterns(patterns);
   ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   configureParallelLoopToGPULegality(target);
   if (failed(applyPartialConversion(func, target, std::move(patterns))))
     return failure();
   finalizeParallelLoopToGPUConversion(func);
   // The pattern marks the loop visited before copying its attributes to the
   // launch, and the finalization only clears loops.
-  func.walk([](gpu::LaunchOp launch) { launch->removeAttr("SCFToGPU_visited"); });
+  func.walk(
+      [](gpu::LaunchOp launch) { launch->removeAttr("SCFToGPU_visited"); });
   // Upstream computes the launch sizes with affine.apply; the constant ones
   // (the block size) must be constants for gpu-kernel-outlining to record
   // known_block_size (PTX .reqntid).

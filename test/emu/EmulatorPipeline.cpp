@@ -1,4 +1,5 @@
-//===- EmulatorPipeline.cpp - The CUDA pipeline for the emulator -*- C++ -*-===//
+//===- EmulatorPipeline.cpp - The CUDA pipeline for the emulator -*- C++
+//-*-===//
 //
 // TESTS ONLY. The CUDA pipeline up to the NVVM kernels is the product's; only
 // the device image differs, so the emulated runs check the kernels that a GPU
@@ -12,7 +13,7 @@
 using namespace mlir;
 
 void mlir::tfc::buildCudaEmulatorPipeline(OpPassManager &pm,
-                                    const CudaPipelineOptions &options) {
+                                          const CudaPipelineOptions &options) {
   buildCudaKernelsPipeline(pm, options);
   pm.addPass(createTfcEmulateGpuKernels());
   TfcGpuLaunchesToRuntimeOptions launches;

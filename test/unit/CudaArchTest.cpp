@@ -33,9 +33,9 @@ TEST(CudaArchTest, ParsesTheArchSpecificSuffix) {
 }
 
 TEST(CudaArchTest, RejectsWhatIsNotSmNN) {
-  for (const char *name : {"", "sm_", "sm90", "SM_90", "compute_90", "sm_90b",
-                           "sm_90aa", "sm_9a0", "sm_49", "sm_1000", "sm_-90",
-                           " sm_90", "sm_90 ", "sm_0x5a"})
+  for (const char *name :
+       {"", "sm_", "sm90", "SM_90", "compute_90", "sm_90b", "sm_90aa", "sm_9a0",
+        "sm_49", "sm_1000", "sm_-90", " sm_90", "sm_90 ", "sm_0x5a"})
     EXPECT_FALSE(parseCudaArch(name)) << "'" << name << "'";
 }
 

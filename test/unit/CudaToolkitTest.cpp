@@ -42,9 +42,8 @@ protected:
     EXPECT_FALSE(sys::fs::create_directories(path));
     sys::path::append(path, "ptxas");
     write(path, "#!/bin/sh\n");
-    EXPECT_FALSE(sys::fs::setPermissions(path, sys::fs::all_exe |
-                                                   sys::fs::owner_read |
-                                                   sys::fs::owner_write));
+    EXPECT_FALSE(sys::fs::setPermissions(
+        path, sys::fs::all_exe | sys::fs::owner_read | sys::fs::owner_write));
     return std::string(path);
   }
   void addLibdevice(StringRef toolkit) {

@@ -197,8 +197,8 @@ bool writeText(StringRef path, StringRef text) {
   std::error_code ec;
   ToolOutputFile out(path.empty() ? "-" : path, ec, sys::fs::OF_Text);
   if (ec) {
-    errs() << tool->toolName << ": error: cannot write " << path << ": " << ec.message()
-           << "\n";
+    errs() << tool->toolName << ": error: cannot write " << path << ": "
+           << ec.message() << "\n";
     return false;
   }
   out.os() << text;
@@ -255,7 +255,8 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   if (config.buildCudaPipeline && emitKind == Emit::Ptx)
     return fail(config.toolName + " builds no PTX (--emit=ptx)");
   if (config.buildCudaPipeline && !cuda)
-    return fail(config.toolName + " builds the CUDA target only (--target=cuda)");
+    return fail(config.toolName +
+                " builds the CUDA target only (--target=cuda)");
   std::string out = outputPath.empty() ? defaultOutput(*spec, emitKind)
                                        : outputPath.getValue();
   tfc::ParamLayout layout = tfc::computeLayout(*spec);

@@ -16,11 +16,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #ifdef TFC_INCLUDE_TESTS
-namespace mlir::tfc {
-// Test-only passes (test/emu, no public header), linked in builds with the
-// tests as mlir-opt links MLIR's test passes.
-void registerEmulatorPasses();
-} // namespace mlir::tfc
+namespace mlir::tfc::test {
+// The test-only passes (test/emu/TestPasses.cpp, no public header), linked
+// in builds with the tests as mlir-opt links MLIR's test passes.
+void registerTestPasses();
+} // namespace mlir::tfc::test
 #endif
 
 int main(int argc, char **argv) {
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
   mlir::tfc::registerCpuPipeline();
   mlir::tfc::registerCudaPipeline();
 #ifdef TFC_INCLUDE_TESTS
-  mlir::tfc::registerEmulatorPasses();
+  mlir::tfc::test::registerTestPasses();
 #endif
 
   mlir::DialectRegistry registry;
