@@ -33,7 +33,8 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [os.path.join(config.tfc_obj_root, "bin"), config.llvm_tools_dir]
 # `tfc` must not be substituted inside `--emit=tfc`: '=' may not precede it.
-llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt"],
+llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt",
+                                    "tfc-emu"],
                                    tool_dirs)
 
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).
@@ -67,7 +68,7 @@ if cuda_device_count() > 0:
     config.available_features.add("cuda-device")
 
 # The CPU emulator of the CUDA driver (test/emu, tests only): CUDA builds made
-# with --cuda-emulate run on it through TFC_CUDA_DRIVER=%cuda_emu.
+# with tfc-emu run on it through TFC_CUDA_DRIVER=%cuda_emu.
 cuda_emu = os.path.join(config.tfc_obj_root, "lib", "libtfc_cuda_emu.so")
 if os.path.exists(cuda_emu):
     config.available_features.add("cuda-emu")

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conversion/CudaPipeline.h"
 #include "conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -25,25 +26,19 @@ namespace {
 constexpr int64_t kGpuVectorWidth = 4;
 } // namespace
 
-bool tfc::hasBf16TensorCores(StringRef arch) {
-  unsigned number = 0;
-  return arch.consume_front("sm_") && !arch.consumeInteger(10, number) &&
-         number >= 80;
-}
-
-void tfc::buildCudaPipeline(OpPassManager &pm,
-                            const CudaPipelineOptions &options) {
+void mlir::tfc::buildCudaKernelsPipeline(OpPassManager &pm,
+                                         const CudaPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = kGpuVectorWidth;
   lowerOptions.hostMemory = false;
-  lowerOptions.bf16TensorCores = hasBf16TensorCores(options.arch);
+  lowerOptions.bf16TensorCores = options.arch.hasBf16TensorCores();
   pm.addPass(createTfcLowerToLoops(lowerOptions));
   pm.addPass(createTfcParallelLoopsToGpu());
+  // One gpu.module @kernels: the launches name it (tfc-parallel-loops-to-gpu).
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createTfcMergeGpuModules());
 
   GpuNVVMAttachTargetOptions target;
-  target.chip = options.arch;
+  target.chip = options.arch.name();
   target.features = options.ptxFeatures;
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
@@ -61,17 +56,11 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+}
 
-  TfcGpuLaunchesToRuntimeOptions launches;
-  launches.arch = options.arch;
-  if (options.emulate) {
-    // Test-only: the same kernel IR, run by the CPU emulator of the driver.
-    pm.addPass(createTfcEmulateGpuKernels());
-    launches.emulate = true;
-    pm.addPass(createTfcGpuLaunchesToRuntime(launches));
-    buildHostToLLVMPipeline(pm);
-    return;
-  }
+void mlir::tfc::buildCudaPipeline(OpPassManager &pm,
+                                  const CudaPipelineOptions &options) {
+  buildCudaKernelsPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa"; // PTX; ptxas runs in the next pass.
   // Upstream falls back to $CUDA_HOME when this is empty: a path that does
@@ -79,6 +68,8 @@ void tfc::buildCudaPipeline(OpPassManager &pm,
   binary.toolkitPath =
       options.toolkitPath.empty() ? "/nonexistent/cuda" : options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  TfcGpuLaunchesToRuntimeOptions launches;
+  launches.arch = options.arch.name();
   launches.ptxas = options.ptxas;
   pm.addPass(createTfcGpuLaunchesToRuntime(launches));
   buildHostToLLVMPipeline(pm);
@@ -97,24 +88,31 @@ struct CudaPipelineCLOptions
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit for libdevice (empty: none)"),
       llvm::cl::init("")};
-  Option<bool> emulate{
-      *this, "emulate",
-      llvm::cl::desc("Kernels for the CPU emulator of the driver, not PTX "
-                     "(tests only)"),
-      llvm::cl::init(false)};
 };
 } // namespace
 
-void tfc::registerCudaPipeline() {
-  PassPipelineRegistration<CudaPipelineCLOptions>(
+void mlir::tfc::registerCudaPipeline() {
+  registerPassPipeline(
       "tfc-cuda-pipeline",
       "Lowers tfc model functions to PTX kernels and host LLVM dialect",
-      [](OpPassManager &pm, const CudaPipelineCLOptions &cl) {
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CudaPipelineCLOptions cl;
+        if (failed(cl.parseFromString(text)))
+          return failure();
+        std::optional<::tfc::CudaArch> arch =
+            ::tfc::parseCudaArch(cl.arch.getValue());
+        if (!arch)
+          return errorHandler("tfc-cuda-pipeline: arch '" + cl.arch.getValue() +
+                              "' is not sm_NN (e.g. sm_90)");
         CudaPipelineOptions options;
-        options.arch = cl.arch;
+        options.arch = *arch;
         options.ptxas = cl.ptxas;
         options.toolkitPath = cl.toolkitPath;
-        options.emulate = cl.emulate;
         buildCudaPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(CudaPipelineCLOptions());
       });
 }

@@ -161,7 +161,7 @@ LogicalResult LaunchLowering::emitModule(gpu::BinaryOp binary, StringRef ptxas,
   // The emulated driver (tests only) takes the image as the cubin; the PTX
   // slot says what the module is to a real driver, whose JIT rejects it.
   if (emulate)
-    ptx = "// tfc --cuda-emulate: kernels for the CPU emulator of the CUDA "
+    ptx = "// tfc-emu: kernels for the CPU emulator of the CUDA "
           "driver, no PTX\n";
   if (!ptx)
     return binary.emitOpError("has no PTX object (run gpu-module-to-binary "
@@ -454,8 +454,8 @@ struct GpuLaunchesToRuntimePass
     LaunchLowering lowering(module);
     SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
     if (binaries.size() > 1) {
-      binaries[1].emitOpError("is a second device image; run "
-                              "tfc-merge-gpu-modules before serializing");
+      binaries[1].emitOpError("is a second device image; every launch names "
+                              "@kernels (tfc-parallel-loops-to-gpu)");
       return signalPassFailure();
     }
     if (!binaries.empty() &&

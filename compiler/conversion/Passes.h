@@ -38,33 +38,8 @@ void registerCpuPipeline();
 /// functions -> LLVM dialect (tfc-approximate-math included).
 void buildHostToLLVMPipeline(OpPassManager &pm);
 
-/// Options of the CUDA pipeline.
-struct CudaPipelineOptions {
-  std::string arch = "sm_90"; // chip of the PTX and the cubin
-  std::string ptxFeatures = "+ptx80";
-  std::string ptxas; // assembles a cubin when not empty
-  /// A CUDA toolkit whose nvvm/libdevice provides the f64 math that kernels
-  /// may call (sinusoidal positions); empty: none, and such kernels fail.
-  std::string toolkitPath;
-  /// Test-only: instead of PTX, host functions and a table for the CPU
-  /// emulator of the driver (tfc-emulate-gpu-kernels), same kernel IR.
-  bool emulate = false;
-};
-
-/// Whether the GPU `arch` (sm_NN) has mma.sync with bf16 operands (sm_80
-/// on), which the bf16 linear layers need: NVPTX aborts on the intrinsic
-/// below that, so tfc and tfc-lower-to-loops reject such a build first.
-bool hasBf16TensorCores(llvm::StringRef arch);
-
-/// tfc -> loops -> GPU kernels (PTX, cubin) + host code that launches them
-/// through the tfc runtime -> LLVM dialect, ready for translation.
-void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
-
 /// The LLVM global holding the NUL-terminated PTX of a CUDA build.
 inline constexpr llvm::StringLiteral kPtxGlobalName = "__tfc_cuda_ptx";
-
-/// Registers `tfc-cuda-pipeline` for tfc-opt.
-void registerCudaPipeline();
 
 } // namespace mlir::tfc
 

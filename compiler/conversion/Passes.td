@@ -93,60 +93,52 @@ def TfcOutlineParallelLoops
 
 def TfcParallelLoopsToGpu : Pass<"tfc-parallel-loops-to-gpu", "ModuleOp"> {
   let summary = "Runs the 1-D scf.parallel loops of tfc entry points as GPU "
-                "kernel launches";
+                "kernel launches named after their ops";
   let description = [{
-    The CUDA target's first step after `tfc-lower-to-loops`: inside each
-    function marked `tfc.runtime_handle`, every outermost 1-D `scf.parallel`
-    (from 0, step 1, no results) becomes a `gpu.launch` of ceil(n / 128)
-    blocks of 128 threads, each running one iteration. The host code around
-    the loops keeps computing sizes and buffer views; an op there that still
-    reads or writes memory is an error (the host cannot dereference device
-    pointers). `gpu-kernel-outlining` then moves the bodies into kernels.
+    The CUDA target's first step after `tfc-lower-to-loops`. The rewrite of
+    a loop into a launch is upstream's: each outermost 1-D `scf.parallel` of
+    a function marked `tfc.runtime_handle` is tiled by 128
+    (`scf::tileParallelLoop`, in-bound check instead of min/max bounds), the
+    tile loop mapped to block x and the loop in it to thread x, and the
+    patterns of `convert-parallel-loops-to-gpu` make the `gpu.launch`. What
+    this pass adds is what the upstream passes lack:
+
+    - which loops: only the entry points' (upstream's `gpu-map-parallel-loops`
+      maps every loop of every function, the host helpers' too), and one
+      thread per iteration in blocks of 128 (it maps a 1-D loop to blocks
+      only, one thread each); a loop that is not 1-D from 0 step 1 without
+      results is an error, so every grid is 1-D (y and z stop at 65535);
+    - the names: every launch of the entry point, these and the ones the
+      lowering made itself (tiled matmuls, block-per-row norms), in program
+      order, gets `module(@kernels) function(@ENTRY_OP_N)` from the op it
+      computes (`tfc.kernel`, e.g. gpt2_forward_layer_norm_0), so upstream
+      `gpu-kernel-outlining` puts every kernel in one `gpu.module @kernels`,
+      the one device image a model loads;
+    - the check that the host code around the loops only computes sizes and
+      buffer views: an op there that still reads or writes memory is an
+      error (the host cannot dereference device pointers); scalar loads are
+      read back by `tfc-gpu-launches-to-runtime`.
 
     Before:
     ```mlir
-    scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... } {tfc.kernel = "softmax"}
     ```
     After:
     ```mlir
-    %blocks = arith.ceildivui %n, %c128 : index
+    %blocks = affine.apply affine_map<(d0) -> (d0 ceildiv 128)>(%n)
     gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
-               threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+               threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1)
+               module(@kernels) function(@f_softmax_0) {
       %i = bx * 128 + tx
       scf.if %i < %n { ... }
       gpu.terminator
-    }
+    } {tfc.kernel = "softmax"}
     ```
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect"
   ];
-}
-
-def TfcMergeGpuModules : Pass<"tfc-merge-gpu-modules", "ModuleOp"> {
-  let summary = "Moves every outlined kernel into one gpu.module @kernels";
-  let description = [{
-    `gpu-kernel-outlining` makes one gpu.module per kernel; a model ships one
-    device image, loaded once. Each kernel is renamed after the module it
-    came from (unique) and the launches are updated.
-
-    Before:
-    ```mlir
-    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { ... } }
-    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { ... } }
-    gpu.launch_func @f_kernel_0::@f_kernel ...
-    ```
-    After:
-    ```mlir
-    gpu.module @kernels {
-      gpu.func @f_kernel(...) kernel { ... }
-      gpu.func @f_kernel_0(...) kernel { ... }
-    }
-    gpu.launch_func @kernels::@f_kernel_0 ...
-    ```
-  }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def TfcGpuLaunchesToRuntime : Pass<"tfc-gpu-launches-to-runtime", "ModuleOp"> {
@@ -183,58 +175,17 @@ def TfcGpuLaunchesToRuntime : Pass<"tfc-gpu-launches-to-runtime", "ModuleOp"> {
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
            "GPU architecture of the cubin and the module's arch field">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "The device image is tfc-emulate-gpu-kernels' emulator table "
-           "(embedded as the cubin, for the test-only emulated driver)">
+           "Tests only (tfc-emu): the device image is the CPU emulator's "
+           "table from the test-only tfc-emulate-gpu-kernels (test/emu), "
+           "embedded as the cubin with no PTX; the option stays here because "
+           "the emulated builds must embed and launch exactly as GPU builds "
+           "do">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];
-}
-
-def TfcEmulateGpuKernels : Pass<"tfc-emulate-gpu-kernels", "ModuleOp"> {
-  let summary = "Turns the NVVM kernels into host functions for the CPU "
-                "emulator of the CUDA driver (tests only)";
-  let description = [{
-    Replaces gpu-module-to-binary in `tfc --target=cuda --cuda-emulate`: the
-    kernels, lowered to the LLVM and NVVM dialects exactly as for PTX, move
-    into the host module (renamed `__tfc_emu_<module>_<name>`, internal) and
-    every NVVM operation becomes a call of the emulator ABI
-    (test/emu/tfc_cuda_emu.h) through an import table that the emulated
-    driver fills when it loads the image: special registers, `barrier0`,
-    `shfl.sync` (with its predicate), `mma.sync` m16n8k{8,16} bf16 -> f32
-    row.col, `ldmatrix` m8n8 b16; nvvm math intrinsics become LLVM ones
-    (sqrt.rn -> llvm.sqrt). Shared memory (address space 3 globals, static
-    and dynamic) becomes offsets from the block's shared memory, which the
-    emulator allocates per block. f32 <-> bf16 conversions are expanded
-    inline (round to nearest even), so no libgcc helper is needed. An NVVM
-    op or intrinsic without an emulation is an error naming it.
-
-    Each kernel gets a wrapper `void (void **params)` taking cuLaunchKernel's
-    kernelParams, and the gpu.module becomes a gpu.binary whose object names
-    the `__tfc_emu_image` global (magic "TFCEMU1", kernels, imports, static
-    shared bytes) for `tfc-gpu-launches-to-runtime{emulate=1}`.
-
-    Before:
-    ```mlir
-    gpu.module @kernels [#nvvm.target] {
-      llvm.func @k(%p: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
-        %t = nvvm.read.ptx.sreg.tid.x : i32
-        nvvm.barrier0
-    ```
-    After:
-    ```mlir
-    gpu.binary @kernels [#gpu.object<#nvvm.target, properties =
-        {tfc.emulator_image = @__tfc_emu_image}, bin = "">]
-    llvm.func internal @__tfc_emu_kernels_k(%p: !llvm.ptr) {
-      %f = llvm.load %slot : !llvm.ptr -> !llvm.ptr  // imports[i].fn
-      %t = llvm.call %f() : !llvm.ptr, () -> i32
-    llvm.func internal @__tfc_emu_wrap_kernels_k(%params: !llvm.ptr)
-    ```
-  }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
-                           "::mlir::gpu::GPUDialect"];
 }
 
 def TfcMathToNVVM : Pass<"tfc-math-to-nvvm"> {

@@ -78,7 +78,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @a [#nvvm.target<chip = "sm_90">] {
   }
-  // expected-error @+1 {{'gpu.module' op is a second device module; run tfc-merge-gpu-modules first}}
+  // expected-error @+1 {{'gpu.module' op is a second device module; every launch names @kernels (tfc-parallel-loops-to-gpu)}}
   gpu.module @b [#nvvm.target<chip = "sm_90">] {
   }
 }

@@ -7,7 +7,7 @@
 // CHECK:         %[[SIZE:.*]] = llvm.mlir.constant(40 : i64) : i64
 // CHECK:         llvm.insertvalue %[[IMAGE]], %{{.*}}[2]
 // CHECK:         llvm.insertvalue %[[SIZE]], %{{.*}}[3]
-// CHECK:       llvm.mlir.global internal constant @__tfc_cuda_ptx("// tfc --cuda-emulate: kernels for the CPU emulator of the CUDA driver, no PTX\0A\00")
+// CHECK:       llvm.mlir.global internal constant @__tfc_cuda_ptx("// tfc-emu: kernels for the CPU emulator of the CUDA driver, no PTX\0A\00")
 // CHECK-NOT:   gpu.binary
 // CHECK:       func.call @tfc_cuda_launch
 module attributes {gpu.container_module} {

@@ -62,7 +62,7 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "a">]
-  // expected-error @+1 {{is a second device image; run tfc-merge-gpu-modules before serializing}}
+  // expected-error @+1 {{is a second device image; every launch names @kernels (tfc-parallel-loops-to-gpu)}}
   gpu.binary @more [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "b">]
 }
 

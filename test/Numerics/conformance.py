@@ -38,7 +38,7 @@ loss, odd widths) this script
 
 With --cuda every build targets CUDA (device arrays, the harness copies in
 and out around each call): the same oracle and bounds judge the GPU kernels,
-on a GPU or, with --tfc-arg=--cuda-emulate, on the CPU emulator.
+on a GPU or, with --tfc naming the test tool tfc-emu, on the CPU emulator.
 
 Prints one line per case, the worst errors of the run, and finally
 `N passed, M failed`; exits 1 on any failure. Example:
@@ -870,7 +870,7 @@ def main(argv=None):
                     help="bound of rounding_ratio for dtype = bf16 specs")
     ap.add_argument("--cuda", action="store_true",
                     help="compile with --target=cuda and run the harness on the GPU "
-                    "(or on the CPU emulator: --tfc-arg=--cuda-emulate and "
+                    "(or on the CPU emulator: --tfc naming tfc-emu and "
                     "TFC_CUDA_DRIVER naming libtfc_cuda_emu.so)")
     args = ap.parse_args(argv)
     if args.cuda:

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conversion/CudaPipeline.h"
 #include "conversion/Passes.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "transforms/Passes.h"
@@ -14,12 +15,23 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#ifdef TFC_INCLUDE_TESTS
+namespace mlir::tfc::test {
+// The test-only passes (test/emu/TestPasses.cpp, no public header), linked
+// in builds with the tests as mlir-opt links MLIR's test passes.
+void registerTestPasses();
+} // namespace mlir::tfc::test
+#endif
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfc::registerConversionPasses();
   mlir::tfc::registerTransformsPasses();
   mlir::tfc::registerCpuPipeline();
   mlir::tfc::registerCudaPipeline();
+#ifdef TFC_INCLUDE_TESTS
+  mlir::tfc::test::registerTestPasses();
+#endif
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -1,7 +1,6 @@
-//===- EmulateGpuKernels.cpp - NVVM kernels for the CPU emulator -*- C++
-//-*-===//
+//===- EmulateGpuKernels.cpp - NVVM kernels for the CPU emulator ----------===//
 //
-// Test-only (`tfc --target=cuda --cuda-emulate`): the kernels, lowered to the
+// TESTS ONLY (tfc-emu, tfc-emulate-gpu-kernels): the kernels, lowered to the
 // LLVM and NVVM dialects exactly as for PTX, become host functions that the
 // emulated CUDA driver (test/emu/cuda_emu.c, libtfc_cuda_emu.so) runs on the
 // CPU, one coroutine per GPU thread. Everything the host cannot execute is a
@@ -13,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/Passes.h"
+#include "emu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/AttrTypeSubElements.h"
@@ -22,7 +21,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCEMULATEGPUKERNELS
-#include "conversion/Passes.h.inc"
+#include "emu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;
@@ -682,8 +681,8 @@ struct EmulateGpuKernelsPass
     if (kernels.empty())
       return;
     if (kernels.size() > 1) {
-      kernels[1].emitOpError("is a second device module; run "
-                             "tfc-merge-gpu-modules first");
+      kernels[1].emitOpError("is a second device module; every launch "
+                             "names @kernels (tfc-parallel-loops-to-gpu)");
       return signalPassFailure();
     }
     KernelEmulation emulation(module);
