@@ -7,9 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+#include "kernels/RowLoops.h"
+#include "kernels/Softmax.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -155,66 +158,18 @@ struct AttentionContextLowering
 
 } // namespace
 
-void mlir::tfc::emitMaskCopy(Lowering &l, const Buffer &in, const Buffer &out,
-                             MaskKind kind, double fill) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  bool causal = kind == MaskKind::causal;
-  Value queries = in.dims[in.dims.size() - 2];
-  Value keys = in.dims.back();
-  Value fillValue = l.f32(fill);
-  l.parallelFor(rowCount(l, in), [&](Value row) {
-    Value i = arith::RemUIOp::create(b, loc, row, queries);
-    Value base = l.mul(row, keys);
-    l.forLoop(l.index(0), keys, [&](Value j) {
-      Value x = l.load(in.flat, l.add(base, j));
-      if (causal) {
-        Value future =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
-        x = arith::SelectOp::create(b, loc, future, fillValue, x);
-      }
-      l.store(x, out.flat, l.add(base, j));
-    });
-  });
-}
-
 namespace {
 
 struct MaskLowering : ShapePreservingLowering<MaskLowering, MaskOp> {
   LogicalResult emit(MaskOp op, Lowering &l) const {
     emitMaskCopy(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
-                 op.getKind(), -std::numeric_limits<double>::infinity());
+                 op.getKind() == MaskKind::causal,
+                 -std::numeric_limits<double>::infinity());
     return success();
   }
 };
 
 } // namespace
-
-std::pair<Value, Value> mlir::tfc::emitRowMaxAndExpSum(Lowering &l,
-                                                       RowLoops &row, Value in,
-                                                       Value out, Value base,
-                                                       Value width) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value max =
-      row.max(width, [&](Value j) { return l.load(in, l.add(base, j)); });
-  // Each column's exponential is stored by the thread that later reads it.
-  Value sum = row.sum(width, [&](Value j) -> Value {
-    Value x = l.load(in, l.add(base, j));
-    Value e =
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
-    if (out)
-      l.store(e, out, l.add(base, j));
-    return e;
-  });
-  return {max, sum};
-}
-
-Value mlir::tfc::emitRowExp(Lowering &l, RowLoops &row, Value in, Value out,
-                            Value base, Value width) {
-  Value sum = emitRowMaxAndExpSum(l, row, in, out, base, width).second;
-  return arith::DivFOp::create(l.b, l.loc, l.f32(1.0), sum);
-}
 
 namespace {
 

@@ -6,9 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+#include "kernels/Labels.h"
+#include "kernels/RowLoops.h"
+#include "kernels/Softmax.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 

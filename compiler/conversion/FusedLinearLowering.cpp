@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/FusedMatmul.h"
-#include "conversion/LoweringPatterns.h"
 #include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;

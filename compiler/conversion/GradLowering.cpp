@@ -11,10 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
-#include "conversion/RowLoops.h"
+#include "kernels/Elementwise.h"
+#include "kernels/Labels.h"
+#include "kernels/Math.h"
+#include "kernels/RowLoops.h"
+#include "kernels/Softmax.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -387,74 +391,12 @@ struct MaskGradLowering
   LogicalResult emit(MaskGradOp op, Lowering &l) const {
     // The entries the mask set to -inf are constants: no gradient flows.
     emitMaskCopy(l, l.lookup(op.getGrad()), l.lookup(op.getResult()),
-                 op.getKind(), 0.0);
+                 op.getKind() == MaskKind::causal, 0.0);
     return success();
   }
 };
 
 } // namespace
-
-Value mlir::tfc::activationDerivative(Lowering &l, ActivationKind kind,
-                                      Value x) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  auto mulf = [&](Value a, Value c) -> Value {
-    return arith::MulFOp::create(b, loc, a, c);
-  };
-  auto addf = [&](Value a, Value c) -> Value {
-    return arith::AddFOp::create(b, loc, a, c);
-  };
-  auto subf = [&](Value a, Value c) -> Value {
-    return arith::SubFOp::create(b, loc, a, c);
-  };
-  switch (kind) {
-  case ActivationKind::relu: {
-    // 0 at x = 0, as PyTorch.
-    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
-                                           constantLike(l, x, 0.0));
-    return arith::SelectOp::create(b, loc, positive, constantLike(l, x, 1.0),
-                                   constantLike(l, x, 0.0));
-  }
-  case ActivationKind::gelu: {
-    // Phi(x) + x phi(x) = 0.5 (1 + erf(x / sqrt 2))
-    //                     + x exp(-x^2 / 2) / sqrt(2 pi)
-    Value cdf = mulf(addf(math::ErfOp::create(
-                              b, loc, mulf(x, constantLike(l, x, M_SQRT1_2))),
-                          constantLike(l, x, 1.0)),
-                     constantLike(l, x, 0.5));
-    Value pdf = mulf(
-        math::ExpOp::create(b, loc, mulf(mulf(x, x), constantLike(l, x, -0.5))),
-        constantLike(l, x, 0.5 * M_2_SQRTPI * M_SQRT1_2));
-    return addf(cdf, mulf(x, pdf));
-  }
-  case ActivationKind::gelu_tanh: {
-    // With u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u):
-    // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-    Value c = constantLike(l, x, std::sqrt(2.0 / M_PI));
-    Value x2 = mulf(x, x);
-    Value u = mulf(addf(x, mulf(mulf(x2, x), constantLike(l, x, 0.044715))), c);
-    Value t = math::TanhOp::create(b, loc, u);
-    Value du = mulf(addf(mulf(x2, constantLike(l, x, 3.0 * 0.044715)),
-                         constantLike(l, x, 1.0)),
-                    c);
-    Value left =
-        mulf(addf(t, constantLike(l, x, 1.0)), constantLike(l, x, 0.5));
-    Value right = mulf(mulf(mulf(x, constantLike(l, x, 0.5)),
-                            subf(constantLike(l, x, 1.0), mulf(t, t))),
-                       du);
-    return addf(left, right);
-  }
-  case ActivationKind::silu: {
-    // s (1 + x (1 - s)) with s = sigmoid(x)
-    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    Value s = arith::DivFOp::create(b, loc, constantLike(l, x, 1.0),
-                                    addf(e, constantLike(l, x, 1.0)));
-    return mulf(s, addf(mulf(x, subf(constantLike(l, x, 1.0), s)),
-                        constantLike(l, x, 1.0)));
-  }
-  }
-  llvm_unreachable("unknown activation");
-}
 
 namespace {
 struct ActivationGradLowering

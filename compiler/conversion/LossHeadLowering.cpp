@@ -16,8 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+#include "kernels/Labels.h"
+#include "kernels/Matmul.h"
+#include "kernels/RowLoops.h"
+#include "kernels/Softmax.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -170,34 +175,6 @@ LogicalResult LossHeadLowering::emit(LossHeadOp op, Lowering &l) const {
             l.index(0));
   });
   return success();
-}
-
-Value mlir::tfc::isValidTarget(Lowering &l, Value target, Value vocabI32) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  return arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, target, zeroI32),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, target,
-                            vocabI32));
-}
-
-void mlir::tfc::emitValidTargetCount(Lowering &l, Value targets, Value rows,
-                                     Value vocabI32, Value count) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  l.parallelFor(l.index(1), [&](Value) {
-    Value n = l.forLoop(
-        l.index(0), rows, ValueRange{l.index(0)},
-        [&](Value row, ValueRange acc) -> SmallVector<Value> {
-          Value valid = isValidTarget(l, l.load(targets, row), vocabI32);
-          return {arith::SelectOp::create(b, loc, valid,
-                                          l.add(acc[0], l.index(1)), acc[0])};
-        })[0];
-    l.store(arith::IndexCastOp::create(b, loc, b.getI64Type(), n), count,
-            l.index(0));
-  });
 }
 
 namespace {

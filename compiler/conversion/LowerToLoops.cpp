@@ -24,9 +24,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "abi/RuntimeAbi.h"
-#include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
+#include "kernels/Elementwise.h"
+#include "kernels/TargetKernels.h"
+#include "tfc/Dialect/TfcDialect.h"
 #include "tfc/Dialect/TfcRoles.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -135,8 +137,8 @@ public:
 private:
   /// A Lowering for this model and target.
   Lowering makeLowering(OpBuilder &b, Location loc) {
-    Lowering l(b, loc, vectorWidth);
-    l.gpu = !hostMemory;
+    Lowering l(b, loc, vectorWidth,
+               hostMemory ? getCpuKernels() : getCudaKernels());
     auto dtype = model->getAttrOfType<StringAttr>("tfc.linear_dtype");
     l.bf16Linear = dtype && dtype.getValue() == "bf16";
     return l;
@@ -1026,8 +1028,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
     if (!models.empty())
       declareRuntimeFunctions(module);
     OpLoweringSet lowerings;
-    populateTfcLowerings(lowerings, hostMemory ? LoweringTarget::Cpu
-                                               : LoweringTarget::Cuda);
+    populateTfcLowerings(lowerings);
     for (func::FuncOp model : models) {
       if (failed(verifyTargetSupports(model, hostMemory || bf16TensorCores)))
         return signalPassFailure();

@@ -1,103 +1,10 @@
-//===- Lowering.cpp - State shared by the tfc op lowerings ------*- C++ -*-===//
+//===- Lowering.cpp - The tensors of an entry point as buffers ------------===//
 
 #include "conversion/Lowering.h"
 #include "tfc/Dialect/TfcSaveSlots.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
-#include "llvm/Support/ErrorHandling.h"
-
 using namespace mlir;
 using namespace mlir::tfc;
-
-/// Buffers start on cache-line boundaries: vector loads stay aligned and no
-/// two buffers share a line between threads.
-static constexpr int64_t kBufferAlignment = 64;
-
-OpBuilder Lowering::allocBuilder() {
-  assert(allocPoint && "allocation point not set");
-  OpBuilder builder(allocPoint);
-  return builder;
-}
-
-Value Lowering::currentOffset() {
-  if (!offset)
-    offset = allocIndex(0);
-  return offset;
-}
-
-Value Lowering::allocIndex(int64_t v) {
-  OpBuilder ab = allocBuilder();
-  return arith::ConstantIndexOp::create(ab, loc, v);
-}
-
-void Lowering::atAllocationPoint(function_ref<void()> fn) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(allocPoint);
-  fn();
-}
-
-SmallVector<Value> Lowering::shapeOf(ShapedType type,
-                                     function_ref<Value(unsigned)> dynamicDim) {
-  SmallVector<Value> dims;
-  for (unsigned i = 0; i < type.getRank(); ++i)
-    dims.push_back(type.isDynamicDim(i) ? dynamicDim(i)
-                                        : allocIndex(type.getDimSize(i)));
-  return dims;
-}
-
-Value Lowering::reserve(Value bytes) {
-  OpBuilder ab = allocBuilder();
-  Value start = currentOffset();
-  // Round the size up so the next buffer starts aligned too.
-  Value mask = arith::ConstantIndexOp::create(ab, loc, kBufferAlignment - 1);
-  Value padded = arith::AndIOp::create(
-      ab, loc, arith::AddIOp::create(ab, loc, bytes, mask),
-      arith::ConstantIndexOp::create(ab, loc, ~(kBufferAlignment - 1)));
-  offset = arith::AddIOp::create(ab, loc, start, padded);
-  return start;
-}
-
-Value Lowering::viewAt(Value byteOffset, Type elementType, Value numel) {
-  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
-  return memref::ViewOp::create(b, loc, type, workspace, byteOffset,
-                                ValueRange{numel});
-}
-
-/// numel and bytes of a buffer, at the allocation point.
-static std::pair<Value, Value> sizeOf(OpBuilder &ab, Location loc,
-                                      Type elementType, ArrayRef<Value> dims) {
-  Value numel = arith::ConstantIndexOp::create(ab, loc, 1);
-  for (Value d : dims)
-    numel = arith::MulIOp::create(ab, loc, numel, d);
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  Value bytes = arith::MulIOp::create(
-      ab, loc, numel, arith::ConstantIndexOp::create(ab, loc, elementBytes));
-  return {numel, bytes};
-}
-
-Buffer Lowering::allocate(Type elementType, ArrayRef<Value> dims) {
-  Buffer buffer = carve(elementType, dims);
-  if (currentOp)
-    scratchOf[currentOp].push_back(buffer);
-  return buffer;
-}
-
-Buffer Lowering::carve(Type elementType, ArrayRef<Value> dims) {
-  assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
-  OpBuilder ab = allocBuilder();
-  auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
-  Value start = reserve(bytes);
-  Buffer buffer;
-  buffer.dims.assign(dims.begin(), dims.end());
-  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
-  buffer.flat = memref::ViewOp::create(ab, loc, type, workspace, start,
-                                       ValueRange{numel});
-  return buffer;
-}
 
 Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
   assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
@@ -123,15 +30,12 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
 Buffer Lowering::allocateSaved(int64_t slot, Type elementType,
                                ArrayRef<Value> dims) {
   assert(currentPhase == Phase::Plan && "slots are reserved by planning");
-  OpBuilder ab = allocBuilder();
-  auto [numel, bytes] = sizeOf(ab, loc, elementType, dims);
+  auto [numel, bytes] = sizeOf(elementType, dims);
   SavedSlot record{Value(), Value(), SmallVector<Value>(dims), elementType};
   if (loopDepth) {
     // One aligned copy per layer.
-    Value mask = arith::ConstantIndexOp::create(ab, loc, kBufferAlignment - 1);
-    record.layerBytes = arith::AndIOp::create(
-        ab, loc, arith::AddIOp::create(ab, loc, bytes, mask),
-        arith::ConstantIndexOp::create(ab, loc, ~(kBufferAlignment - 1)));
+    record.layerBytes = alignedBytes(bytes);
+    OpBuilder ab = allocBuilder();
     record.base =
         reserve(arith::MulIOp::create(ab, loc, record.layerBytes, loopDepth));
   } else {
@@ -154,35 +58,6 @@ Buffer Lowering::savedView(int64_t slot, Value layer) {
   return buffer;
 }
 
-void Lowering::beginOp(Operation *op) {
-  currentOp = op;
-  scratchTaken = 0;
-  kernelName = op->getName().stripDialect().str();
-}
-
-LogicalResult Lowering::endOp() {
-  Operation *op = currentOp;
-  currentOp = nullptr;
-  if (currentPhase != Phase::Emit)
-    return success();
-  auto it = scratchOf.find(op);
-  size_t planned = it == scratchOf.end() ? 0 : it->second.size();
-  if (scratchTaken != planned)
-    return op->emitOpError("internal error: its lowering planned ")
-           << planned << " scratch buffers but emitted " << scratchTaken;
-  return success();
-}
-
-Buffer Lowering::takeScratch() {
-  assert(currentPhase == Phase::Emit && currentOp && "scratch of an op");
-  SmallVector<Buffer, 2> &planned = scratchOf[currentOp];
-  if (scratchTaken >= planned.size())
-    llvm::report_fatal_error(llvm::Twine("tfc-lower-to-loops: '") +
-                             currentOp->getName().getStringRef() +
-                             "' emits more scratch buffers than it planned");
-  return planned[scratchTaken++];
-}
-
 void Lowering::bindSavedResults(Operation *op) {
   for (Value result : op->getResults())
     if (auto it = savedResults.find(result); it != savedResults.end())
@@ -193,174 +68,4 @@ Buffer Lowering::lookup(Value tensor) const {
   auto it = buffers.find(tensor);
   assert(it != buffers.end() && "tensor has no buffer yet");
   return it->second;
-}
-
-Value Lowering::index(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-std::optional<int64_t> Lowering::constantIndex(Value v) {
-  APInt value;
-  if (matchPattern(v, m_ConstantInt(&value)))
-    return value.getSExtValue();
-  return std::nullopt;
-}
-
-Value Lowering::add(Value a, Value c) {
-  if (constantIndex(a) == 0)
-    return c;
-  if (constantIndex(c) == 0)
-    return a;
-  return arith::AddIOp::create(b, loc, a, c);
-}
-
-Value Lowering::sub(Value a, Value c) {
-  if (constantIndex(c) == 0)
-    return a;
-  return arith::SubIOp::create(b, loc, a, c);
-}
-
-Value Lowering::mul(Value a, Value c) {
-  if (constantIndex(a) == 1)
-    return c;
-  if (constantIndex(c) == 1)
-    return a;
-  return arith::MulIOp::create(b, loc, a, c);
-}
-
-Value Lowering::divUp(Value a, int64_t d) {
-  if (auto c = constantIndex(a))
-    return index((*c + d - 1) / d);
-  return arith::CeilDivUIOp::create(b, loc, a, index(d));
-}
-
-Value Lowering::minIdx(Value a, Value c) {
-  return arith::MinSIOp::create(b, loc, a, c);
-}
-
-Value Lowering::product(ArrayRef<Value> values) {
-  Value result = index(1);
-  for (Value v : values)
-    result = mul(result, v);
-  return result;
-}
-
-Value Lowering::f32(double v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-Value Lowering::roundToBf16(Value x) {
-  Type i32 = b.getI32Type();
-  auto vec = dyn_cast<VectorType>(x.getType());
-  Type bitsType = vec ? Type(vec.clone(i32)) : i32;
-  auto splat = [&](uint32_t v) -> Value {
-    auto attr = b.getI32IntegerAttr(int32_t(v));
-    if (!vec)
-      return arith::ConstantOp::create(b, loc, attr);
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(cast<ShapedType>(bitsType), attr));
-  };
-  // bits + 0x7fff + (bit 16 of bits): rounds the low half to nearest, ties
-  // to the even upper half; then the low half is cleared.
-  Value bits = arith::BitcastOp::create(b, loc, bitsType, x);
-  Value odd = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, bits, splat(16)), splat(1));
-  Value rounded = arith::AddIOp::create(
-      b, loc, bits, arith::AddIOp::create(b, loc, odd, splat(0x7fff)));
-  rounded = arith::AndIOp::create(b, loc, rounded, splat(0xffff0000u));
-  Value result = arith::BitcastOp::create(b, loc, x.getType(), rounded);
-  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-  return arith::SelectOp::create(b, loc, isNaN, x, result);
-}
-
-void Lowering::parallelFor(Value n, function_ref<void(Value)> body) {
-  auto loop = scf::ParallelOp::create(
-      b, loc, ValueRange{index(0)}, ValueRange{n}, ValueRange{index(1)},
-      [&](OpBuilder &nested, Location, ValueRange ivs) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        body(ivs[0]);
-      });
-  if (!kernelName.empty())
-    loop->setAttr("tfc.kernel", b.getStringAttr(kernelName));
-}
-
-void Lowering::forLoop(Value lo, Value hi, function_ref<void(Value)> body) {
-  scf::ForOp::create(b, loc, lo, hi, index(1), ValueRange{},
-                     [&](OpBuilder &nested, Location, Value iv, ValueRange) {
-                       OpBuilder::InsertionGuard guard(b);
-                       b.setInsertionPoint(nested.getInsertionBlock(),
-                                           nested.getInsertionPoint());
-                       body(iv);
-                       scf::YieldOp::create(b, loc);
-                     });
-}
-
-SmallVector<Value>
-Lowering::forLoop(Value lo, Value hi, ValueRange init,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(
-      b, loc, lo, hi, index(1), init,
-      [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        SmallVector<Value> next = body(iv, args);
-        scf::YieldOp::create(b, loc, next);
-      });
-  return SmallVector<Value>(loop.getResults());
-}
-
-Value Lowering::load(Value flat, Value idx) {
-  return memref::LoadOp::create(b, loc, flat, ValueRange{idx});
-}
-
-void Lowering::store(Value value, Value flat, Value idx) {
-  memref::StoreOp::create(b, loc, value, flat, ValueRange{idx});
-}
-
-void Lowering::gpuLaunch(ArrayRef<Value> grid, int64_t threads,
-                         ArrayRef<MemRefType> shared,
-                         function_ref<void(const GpuIds &, ValueRange)> body) {
-  assert(gpu && !grid.empty() && grid.size() <= 3 && "bad GPU launch");
-  // One grid dimension: y and z stop at 65535 blocks, x at 2^31 - 1, and a
-  // matmul's row tiles or attention's batch x heads can pass 65535.
-  Value one = index(1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, product(grid), one, one, index(threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/
-      SmallVector<Type>(shared.begin(), shared.end()));
-  if (!kernelName.empty())
-    launch->setAttr("tfc.kernel", b.getStringAttr(kernelName));
-  OpBuilder::InsertionGuard guard(b);
-  Block &entry = launch.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPointToStart(&entry);
-  // The logical block (x fastest, the order blocks are scheduled in).
-  GpuIds ids{{launch.getBlockIds().x, index(0), index(0)},
-             launch.getThreadIds().x};
-  Value rest = ids.block[0];
-  for (size_t d = 0; d + 1 < grid.size(); ++d) {
-    ids.block[d] = arith::RemUIOp::create(b, loc, rest, grid[d]);
-    rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
-  }
-  ids.block[grid.size() - 1] = rest;
-  body(ids, launch.getWorkgroupAttributions());
-}
-
-MemRefType Lowering::sharedArray(Type elementType, int64_t n) {
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  return MemRefType::get({n}, elementType, MemRefLayoutAttrInterface(),
-                         workgroup);
-}
-
-Value mlir::tfc::elementIndex(Lowering &l, const MatrixRef &ref, Value bt,
-                              Value row, Value col) {
-  return l.add(l.add(l.add(ref.base, l.mul(bt, ref.batchStride)),
-                     l.mul(row, ref.rowStride)),
-               l.mul(col, ref.colStride));
 }

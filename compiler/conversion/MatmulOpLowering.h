@@ -18,8 +18,8 @@
 #ifndef TFC_CONVERSION_MATMULOPLOWERING_H
 #define TFC_CONVERSION_MATMULOPLOWERING_H
 
-#include "conversion/FusedMatmul.h"
 #include "conversion/OpLowering.h"
+#include "kernels/TargetKernels.h"
 
 namespace mlir::tfc {
 
@@ -29,11 +29,11 @@ public:
   LogicalResult plan(OpT op, Lowering &l) const {
     if (failed(Derived::planResults(op, l)))
       return failure();
-    planFusedMatmul(l, asFused(Derived::problem(op, l)));
+    l.kernels().planFusedMatmul(l, asFused(Derived::problem(op, l)));
     return success();
   }
   LogicalResult emit(OpT op, Lowering &l) const {
-    emitFusedMatmul(l, asFused(Derived::problem(op, l)));
+    l.kernels().emitFusedMatmul(l, asFused(Derived::problem(op, l)));
     return success();
   }
 

@@ -7,22 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
-#include "conversion/RowLoops.h"
+#include "kernels/Elementwise.h"
+#include "kernels/RowLoops.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
-
-Value mlir::tfc::rowCount(Lowering &l, const Buffer &buffer) {
-  return l.product(ArrayRef<Value>(buffer.dims).drop_back());
-}
-
-Value mlir::tfc::reassocAdd(Lowering &l, Value a, Value c) {
-  auto add = arith::AddFOp::create(l.b, l.loc, a, c);
-  add.setFastmath(arith::FastMathFlags::reassoc);
-  return add;
-}
 
 /// Shared body: y = (x - mean) * rsqrt(mean((x-mean)^2) + eps) * gamma (+
 /// beta); RMSNorm skips the mean.

@@ -13,12 +13,11 @@ const OpLowering *OpLoweringSet::lookup(Operation *op) const {
 void OpLoweringSet::insert(StringRef opName,
                            std::unique_ptr<OpLowering> lowering) {
   bool inserted = lowerings.try_emplace(opName, std::move(lowering)).second;
-  assert(inserted && "an op has one lowering per target");
+  assert(inserted && "an op has one lowering");
   (void)inserted;
 }
 
-void mlir::tfc::populateTfcLowerings(OpLoweringSet &set,
-                                     LoweringTarget target) {
+void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateParamLowerings(set);
   populatePointwiseLowerings(set);
   populateNormLowerings(set);
@@ -28,10 +27,5 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set,
   populateFusedLinearLowerings(set);
   populateResidualNormLowerings(set);
   populateLossHeadLowerings(set);
-  if (target == LoweringTarget::Cuda)
-    populateFlashAttentionCudaLowerings(set);
-  else {
-    populateFlashAttentionCpuLowerings(set);
-    populateFlashAttentionGradCpuLowerings(set);
-  }
+  populateFlashAttentionLowerings(set);
 }

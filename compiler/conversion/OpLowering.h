@@ -85,9 +85,6 @@ private:
   llvm::StringMap<std::unique_ptr<OpLowering>> lowerings;
 };
 
-/// Which kernels the lowerings emit.
-enum class LoweringTarget { Cpu, Cuda };
-
 // One populate function per family (the files named after them).
 void populateParamLowerings(OpLoweringSet &set);
 void populatePointwiseLowerings(OpLoweringSet &set);
@@ -98,14 +95,11 @@ void populateGradLowerings(OpLoweringSet &set);
 void populateFusedLinearLowerings(OpLoweringSet &set);
 void populateResidualNormLowerings(OpLoweringSet &set);
 void populateLossHeadLowerings(OpLoweringSet &set);
-/// Fused attention has a kernel per target (FlashAttentionLowering.cpp for
-/// the CPU's tiles, GpuFlashAttention.cpp for CUDA's).
-void populateFlashAttentionCpuLowerings(OpLoweringSet &set);
-void populateFlashAttentionGradCpuLowerings(OpLoweringSet &set);
-void populateFlashAttentionCudaLowerings(OpLoweringSet &set);
+void populateFlashAttentionLowerings(OpLoweringSet &set);
 
-/// Every tfc op's lowering for `target`.
-void populateTfcLowerings(OpLoweringSet &set, LoweringTarget target);
+/// Every tfc op's lowering. The lowerings are the same for every target;
+/// the kernels they ask for are the target's (Lowering::kernels()).
+void populateTfcLowerings(OpLoweringSet &set);
 
 } // namespace mlir::tfc
 

@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;

@@ -15,9 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
 #include "conversion/OpLowering.h"
-#include "conversion/RowLoops.h"
+#include "kernels/Elementwise.h"
+#include "kernels/RowLoops.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;

@@ -1,6 +1,6 @@
 // RUN: tfc-opt %s -tfc-lower-to-loops=vector-width=8 --split-input-file | FileCheck %s
 // Attention's pieces (AttentionLowering.cpp, GradLowering.cpp) and the fused
-// flash attention (FlashAttentionLowering.cpp, FlashAttentionGradLowering.cpp,
+// flash attention (FlashAttentionLowering.cpp, kernels/cpu/FlashAttention*.cpp,
 // FlashAttentionTiles.cpp) at vector width 8: per-op parallel loops named
 // after the op, Q K^T and P V through the shared matmul, row-wise softmax
 // with a max sweep, an exp-and-sum sweep (reassoc) and a scaling sweep; the
@@ -182,10 +182,11 @@ func.func @flash_attention(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// Q and dO packed transposed, D = rowsum(dO * O) by an FMA and a reassoc
-// reduction, then one sweep per (batch * head) over key tiles: dQ zeroed,
-// per query tile P^T and dP^T recomputed in registers (two score tiles),
-// P^T masked where a query precedes the key or is past the end.
+// O and dO packed transposed, D = rowsum(dO * O) from the panels with one
+// FMA per d in the dP^T tile's order (two lanes of queries, masked stores),
+// Q packed where O was, then one sweep per (batch * head) over key tiles:
+// dQ zeroed, per query tile P^T and dP^T recomputed in registers (two score
+// tiles), P^T masked where a query precedes the key or is past the end.
 // CHECK-LABEL: func.func @flash_attention_grad_forward(
 // CHECK:         %[[PQ:.*]] = memref.view
 // CHECK:         %[[PDO:.*]] = memref.view
@@ -199,9 +200,20 @@ func.func @flash_attention(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           memref.store %{{.*}}, %[[PDO]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
-// CHECK:           vector.fma
-// CHECK-NEXT:      %[[D:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
-// CHECK-NEXT:      memref.store %[[D]], %[[DELTA]][
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
+// CHECK:             %[[O0:.*]] = vector.load %[[PQ]][
+// CHECK:             %[[DO0:.*]] = vector.load %[[PDO]][
+// CHECK:             vector.fma %[[O0]], %[[DO0]]
+// CHECK:             %[[O1:.*]] = vector.load %[[PQ]][
+// CHECK:             %[[DO1:.*]] = vector.load %[[PDO]][
+// CHECK:             vector.fma %[[O1]], %[[DO1]]
+// CHECK:           vector.create_mask
+// CHECK:           vector.maskedstore %[[DELTA]][
+// CHECK:           vector.create_mask
+// CHECK:           vector.maskedstore %[[DELTA]][
+// CHECK:         } {tfc.kernel = "flash_attention_grad"}
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %[[PQ]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for

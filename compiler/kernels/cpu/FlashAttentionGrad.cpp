@@ -1,4 +1,4 @@
-//===- FlashAttentionGradLowering.cpp - tfc.flash_attention_grad -*- C++ -*-=//
+//===- FlashAttentionGrad.cpp - The CPU's fused attention, backward ------===//
 //
 // The gradient of flash attention without atomics, so results do not
 // depend on the thread count. With P = exp(scale * Q K^T - lse) (0 where
@@ -21,9 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/FlashAttentionTiles.h"
-#include "conversion/LoweringPatterns.h"
-#include "conversion/OpLowering.h"
+#include "kernels/cpu/CpuKernels.h"
+#include "kernels/cpu/FlashAttentionTiles.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -42,7 +41,7 @@ int64_t sweepScratch(const TileShape &t) {
 }
 
 /// The buffers and sizes both sweeps read.
-struct GradProblem {
+struct SweepOperands {
   Buffer q, k, v, lse, dOut;
   Buffer packedQ, packedDOut, delta;
   Value seq, keyLen, groups, queryPanels;
@@ -54,7 +53,7 @@ struct GradProblem {
 /// starting at query `i0`; lanes at or past `seq` read 0 when `masked`.
 Value loadQueryLanes(TileEmitter &e, Value flat, Value rowBase, Value i0,
                      Value seq, int w, bool masked) {
-  Lowering &l = e.l;
+  KernelBuilder &l = e.l;
   Value first = l.add(i0, l.index(w * e.t.vl));
   Value index = l.add(rowBase, first);
   if (!masked)
@@ -72,23 +71,27 @@ Value loadQueryLanes(TileEmitter &e, Value flat, Value rowBase, Value i0,
 /// P = 1 and O = V, and the query and key gradients vanish.
 void emitDelta(TileEmitter &e, Value packedOut, Value packedDOut, Value delta,
                Value groups, Value seq, Value panels) {
-  Lowering &l = e.l;
+  KernelBuilder &l = e.l;
   const TileShape &t = e.t;
-  Value cols = l.index(t.cols), vl = l.index(t.vl);
+  Value cols = l.index(t.cols);
   l.parallelFor(l.mul(groups, panels), [&](Value task) {
     Value group = arith::DivUIOp::create(l.b, l.loc, task, panels);
     Value panel = arith::RemUIOp::create(l.b, l.loc, task, panels);
     Value panelBase = l.mul(task, l.index(t.headDim * t.cols));
     SmallVector<Value> init(2, e.splatF32(0.0));
-    SmallVector<Value> sums = l.forLoop(
-        l.index(0), l.index(t.headDim), init,
-        [&](Value d, ValueRange acc) -> SmallVector<Value> {
-          Value row = l.add(panelBase, l.mul(d, cols));
-          Value row1 = l.add(row, vl);
-          return {
-              e.fma(e.load(packedOut, row), e.load(packedDOut, row), acc[0]),
-              e.fma(e.load(packedOut, row1), e.load(packedDOut, row1), acc[1])};
-        });
+    SmallVector<Value> sums =
+        l.forLoop(l.index(0), l.index(t.headDim), init,
+                  [&](Value d, ValueRange acc) -> SmallVector<Value> {
+                    Value row = l.add(panelBase, l.mul(d, cols));
+                    SmallVector<Value> next;
+                    for (int w = 0; w < 2; ++w) {
+                      Value at = l.add(row, l.index(w * t.vl));
+                      Value o = e.load(packedOut, at);
+                      Value dO = e.load(packedDOut, at);
+                      next.push_back(e.fma(o, dO, acc[w]));
+                    }
+                    return next;
+                  });
     for (int w = 0; w < 2; ++w) {
       Value first = l.add(l.mul(panel, cols), l.index(w * t.vl));
       Value mask = vector::CreateMaskOp::create(l.b, l.loc, e.maskType,
@@ -101,9 +104,9 @@ void emitDelta(TileEmitter &e, Value packedOut, Value packedDOut, Value delta,
 }
 
 /// The sweep: dQ, dK and dV, one parallel iteration per (batch * head).
-void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
+void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
                Value dv, Value scratch) {
-  Lowering &l = e.l;
+  KernelBuilder &l = e.l;
   OpBuilder &b = l.b;
   Location loc = l.loc;
   const TileShape &t = e.t;
@@ -223,53 +226,36 @@ void emitSweep(TileEmitter &e, const GradProblem &p, Value dq, Value dk,
 
 } // namespace
 
-namespace {
-
-struct FlashAttentionGradCpuLowering
-    : TfcOpLowering<FlashAttentionGradCpuLowering, FlashAttentionGradOp> {
-  LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const;
-  LogicalResult emit(FlashAttentionGradOp op, Lowering &l) const;
-};
-
-} // namespace
-
-LogicalResult FlashAttentionGradCpuLowering::plan(FlashAttentionGradOp op,
-                                                  Lowering &l) const {
-  if (failed(planFlashAttentionGradResults(op, l)))
-    return failure();
-  int64_t headDim = op.getQuery().getType().getDimSize(3);
-  Buffer q = l.lookup(op.getQuery());
+void cpu::planFlashAttentionGrad(KernelBuilder &l,
+                                 const FlashAttentionGradProblem &p) {
+  int64_t headDim = p.headDim;
+  const Buffer &q = p.q;
   TileShape t(l.vectorWidth, headDim);
   Value groups = l.mul(q.dims[0], q.dims[1]);
   Value queryPanels = l.divUp(q.dims[2], t.cols);
   Type f32 = l.b.getF32Type();
   Value panelFloats = l.allocIndex(headDim * t.cols);
-  // Q and dOut packed transposed, D = rowsum(dOut * out), the sweep's tiles.
+  // Q (O first) and dOut packed transposed, D = rowsum(dOut * out), the
+  // sweep's tiles.
   l.allocate(f32, {groups, queryPanels, panelFloats});
   l.allocate(f32, {groups, queryPanels, panelFloats});
   l.allocate(f32, {groups, q.dims[2]});
   l.allocate(f32, {groups, l.allocIndex(sweepScratch(t))});
-  return success();
 }
 
-LogicalResult FlashAttentionGradCpuLowering::emit(FlashAttentionGradOp op,
-                                                  Lowering &l) const {
-  int64_t headDim = op.getQuery().getType().getDimSize(3);
-  GradProblem p;
-  p.q = l.lookup(op.getQuery());
-  p.k = l.lookup(op.getKey());
-  p.v = l.lookup(op.getValue());
-  p.lse = l.lookup(op.getLse());
-  p.dOut = l.lookup(op.getOutGrad());
-  Buffer out = l.lookup(op.getOut());
+void cpu::emitFlashAttentionGrad(KernelBuilder &l,
+                                 const FlashAttentionGradProblem &problem) {
+  SweepOperands p;
+  p.q = problem.q;
+  p.k = problem.k;
+  p.v = problem.v;
+  p.lse = problem.lse;
+  p.dOut = problem.dOut;
   p.seq = p.q.dims[2];
   p.keyLen = p.k.dims[2];
-  p.scale = op.getScale().convertToDouble();
-  p.causal = op.getMask() == MaskKind::causal;
-  TileShape t(l.vectorWidth, headDim);
-  Buffer dq = l.lookup(op.getQueryGrad());
-  Buffer dk = l.lookup(op.getKeyGrad());
-  Buffer dv = l.lookup(op.getValueGrad());
+  p.scale = problem.scale;
+  p.causal = problem.causal;
+  TileShape t(l.vectorWidth, problem.headDim);
   p.packedQ = l.takeScratch();
   p.packedDOut = l.takeScratch();
   p.delta = l.takeScratch();
@@ -279,16 +265,13 @@ LogicalResult FlashAttentionGradCpuLowering::emit(FlashAttentionGradOp op,
 
   TileEmitter e(l, t);
   // O is packed where Q goes until D is summed.
-  e.packTransposed(out.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
+  e.packTransposed(problem.out.flat, p.packedQ.flat, p.groups, p.seq,
+                   p.queryPanels);
   e.packTransposed(p.dOut.flat, p.packedDOut.flat, p.groups, p.seq,
                    p.queryPanels);
   emitDelta(e, p.packedQ.flat, p.packedDOut.flat, p.delta.flat, p.groups, p.seq,
             p.queryPanels);
   e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
-  emitSweep(e, p, dq.flat, dk.flat, dv.flat, scratch.flat);
-  return success();
-}
-
-void mlir::tfc::populateFlashAttentionGradCpuLowerings(OpLoweringSet &set) {
-  set.add<FlashAttentionGradCpuLowering>();
+  emitSweep(e, p, problem.dq.flat, problem.dk.flat, problem.dv.flat,
+            scratch.flat);
 }

@@ -1,7 +1,8 @@
 //===- RowLoops.cpp - Loops over the columns of independent rows ----------===//
 
-#include "conversion/RowLoops.h"
-#include "conversion/LoweringPatterns.h"
+#include "kernels/RowLoops.h"
+#include "kernels/Math.h"
+#include "kernels/TargetKernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -12,30 +13,13 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
-/// Threads per row on the CUDA target: d_model 512-8192 gives each thread
-/// 4-64 columns, and four warps keep the final reduction short.
-constexpr int64_t kRowThreads = 128;
 constexpr int64_t kWarpSize = 32;
-constexpr int64_t kWarps = kRowThreads / kWarpSize;
-/// Sums reduced at once (the norm gradients need two).
-constexpr int64_t kMaxSums = 4;
+constexpr int64_t kWarps = RowLoops::kGpuThreads / kWarpSize;
 } // namespace
 
-void RowLoops::forEachRow(Lowering &l, Value rows,
+void RowLoops::forEachRow(KernelBuilder &l, Value rows,
                           function_ref<void(RowLoops &, Value)> body) {
-  if (!l.gpu) {
-    l.parallelFor(rows, [&](Value row) {
-      RowLoops loops(l, Value(), Value());
-      body(loops, row);
-    });
-    return;
-  }
-  MemRefType scratch = l.sharedArray(l.b.getF32Type(), kWarps * kMaxSums);
-  l.gpuLaunch({rows}, kRowThreads, {scratch},
-              [&](const Lowering::GpuIds &ids, ValueRange shared) {
-                RowLoops loops(l, ids.thread, shared[0]);
-                body(loops, ids.block[0]);
-              });
+  l.kernels().forEachRow(l, rows, body);
 }
 
 void RowLoops::forEachColumn(Value width, function_ref<void(Value)> fn) {
@@ -44,7 +28,7 @@ void RowLoops::forEachColumn(Value width, function_ref<void(Value)> fn) {
     return;
   }
   auto loop =
-      scf::ForOp::create(l.b, l.loc, thread, width, l.index(kRowThreads));
+      scf::ForOp::create(l.b, l.loc, thread, width, l.index(kGpuThreads));
   OpBuilder::InsertionGuard guard(l.b);
   l.b.setInsertionPoint(loop.getBody()->getTerminator());
   fn(loop.getInductionVar());
@@ -72,7 +56,7 @@ RowLoops::reduce(Combine kind, Value width, int64_t count,
   if (!thread)
     return l.forLoop(l.index(0), width, init, accumulate);
   auto loop = scf::ForOp::create(
-      l.b, l.loc, thread, width, l.index(kRowThreads), init,
+      l.b, l.loc, thread, width, l.index(kGpuThreads), init,
       [&](OpBuilder &nested, Location loc, Value i, ValueRange acc) {
         OpBuilder::InsertionGuard guard(l.b);
         l.b.setInsertionPoint(nested.getInsertionBlock(),

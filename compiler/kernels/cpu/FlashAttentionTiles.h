@@ -18,10 +18,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CONVERSION_FLASHATTENTIONTILES_H
-#define TFC_CONVERSION_FLASHATTENTIONTILES_H
+#ifndef TFC_KERNELS_CPU_FLASHATTENTIONTILES_H
+#define TFC_KERNELS_CPU_FLASHATTENTIONTILES_H
 
-#include "conversion/Lowering.h"
+#include "kernels/KernelBuilder.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -47,9 +47,9 @@ struct TileShape {
 /// Emits vector code for one TileShape.
 class TileEmitter {
 public:
-  TileEmitter(Lowering &l, const TileShape &t);
+  TileEmitter(KernelBuilder &l, const TileShape &t);
 
-  Lowering &l;
+  KernelBuilder &l;
   const TileShape &t;
   VectorType vecType, maskType, laneIdxType;
 
@@ -129,4 +129,4 @@ public:
 
 } // namespace mlir::tfc::flash
 
-#endif // TFC_CONVERSION_FLASHATTENTIONTILES_H
+#endif // TFC_KERNELS_CPU_FLASHATTENTIONTILES_H

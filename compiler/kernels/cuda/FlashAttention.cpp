@@ -1,7 +1,7 @@
-//===- GpuFlashAttention.cpp - Fused attention kernels for CUDA -*- C++ -*-===//
+//===- FlashAttention.cpp - Fused attention kernels for CUDA ----*- C++ -*-===//
 //
-// tfc.flash_attention and its gradient as CUDA kernels of their own
-// (FlashAttention-2 style), used when lowering for the CUDA target. The CPU
+// Fused attention and its gradient (kernels/FlashAttention.h) as CUDA
+// kernels of their own (FlashAttention-2 style). The CPU
 // lowerings' vector tiles would run as one thread per (head, query block)
 // and spill; here a block of 128 threads computes a tile of rows, K/V (or
 // Q/dO) tiles staged through shared memory by all its threads.
@@ -30,9 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/LoweringPatterns.h"
-#include "conversion/OpLowering.h"
-#include "tfc/Dialect/TfcSaveSlots.h"
+#include "kernels/cuda/CudaKernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -77,9 +75,9 @@ struct RowMapping {
 /// Emits the kernels' pieces for one mapping.
 class KernelEmitter {
 public:
-  KernelEmitter(Lowering &l, const RowMapping &m) : l(l), b(l.b), m(m) {}
+  KernelEmitter(KernelBuilder &l, const RowMapping &m) : l(l), b(l.b), m(m) {}
 
-  Lowering &l;
+  KernelBuilder &l;
   OpBuilder &b;
   const RowMapping &m;
   Value tid, lane, rowInBlock;
@@ -246,7 +244,7 @@ public:
 
 /// Key tiles a query tile [first, first + rows) sweeps: all of them, or
 /// under a causal mask those up to its last row's diagonal.
-Value keyTileEnd(Lowering &l, const RowMapping &m, Value keyLen, Value seq,
+Value keyTileEnd(KernelBuilder &l, const RowMapping &m, Value keyLen, Value seq,
                  Value firstRow, bool causal) {
   Value tiles = l.divUp(keyLen, m.staged);
   if (!causal)
@@ -261,45 +259,25 @@ Value keyTileEnd(Lowering &l, const RowMapping &m, Value keyLen, Value seq,
 
 } // namespace
 
-namespace {
+void cuda::planFlashAttention(KernelBuilder &, const FlashAttentionProblem &) {
+  // Its only buffers are its results.
+}
 
-/// Fused attention on the CUDA target: its only buffers are its results.
-struct FlashAttentionGpuLowering
-    : TfcOpLowering<FlashAttentionGpuLowering, FlashAttentionOp> {
-  LogicalResult plan(FlashAttentionOp op, Lowering &l) const {
-    return planFlashAttentionResults(op, l);
-  }
-  LogicalResult emit(FlashAttentionOp op, Lowering &l) const;
-};
+void cuda::planFlashAttentionGrad(KernelBuilder &l,
+                                  const FlashAttentionGradProblem &p) {
+  // The rows' D = rowsum(dOut * out).
+  l.allocate(l.b.getF32Type(), {l.mul(p.q.dims[0], p.q.dims[1]), p.q.dims[2]});
+}
 
-/// Its gradient: dQ, dK, dV and the rows' D = rowsum(dOut * out).
-struct FlashAttentionGradGpuLowering
-    : TfcOpLowering<FlashAttentionGradGpuLowering, FlashAttentionGradOp> {
-  LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const {
-    if (failed(planFlashAttentionGradResults(op, l)))
-      return failure();
-    Buffer q = l.lookup(op.getQuery());
-    l.allocate(l.b.getF32Type(), {l.mul(q.dims[0], q.dims[1]), q.dims[2]});
-    return success();
-  }
-  LogicalResult emit(FlashAttentionGradOp op, Lowering &l) const;
-};
-
-} // namespace
-
-LogicalResult FlashAttentionGpuLowering::emit(FlashAttentionOp op,
-                                              Lowering &l) const {
-  int64_t headDim = op.getQuery().getType().getDimSize(3);
-  Buffer q = l.lookup(op.getQuery());
-  Buffer k = l.lookup(op.getKey());
-  Buffer v = l.lookup(op.getValue());
+void cuda::emitFlashAttention(KernelBuilder &l,
+                              const FlashAttentionProblem &p) {
+  int64_t headDim = p.headDim;
+  const Buffer &q = p.q, &k = p.k, &v = p.v, &out = p.out, &lse = p.lse;
   Value seq = q.dims[2], keyLen = k.dims[2];
-  Buffer out = l.lookup(op.getOut());
-  Buffer lse = l.hasBuffer(op.getLse()) ? l.lookup(op.getLse()) : Buffer();
 
   RowMapping m(headDim);
-  bool causal = op.getMask() == MaskKind::causal;
-  double scale = op.getScale().convertToDouble();
+  bool causal = p.causal;
+  double scale = p.scale;
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value groups = l.mul(q.dims[0], q.dims[1]);
@@ -308,7 +286,7 @@ LogicalResult FlashAttentionGpuLowering::emit(FlashAttentionOp op,
   MemRefType tile = l.sharedArray(f32, m.staged * m.paddedDim);
   l.gpuLaunch(
       {groups, queryTiles}, kThreads, {tile, tile},
-      [&](const Lowering::GpuIds &ids, ValueRange shared) {
+      [&](const KernelBuilder::GpuIds &ids, ValueRange shared) {
         KernelEmitter e(l, m);
         e.setThread(ids.thread);
         Value group = ids.block[0];
@@ -382,29 +360,21 @@ LogicalResult FlashAttentionGpuLowering::emit(FlashAttentionOp op,
                    });
         }
       });
-  return success();
 }
 
-LogicalResult FlashAttentionGradGpuLowering::emit(FlashAttentionGradOp op,
-                                                  Lowering &l) const {
-  int64_t headDim = op.getQuery().getType().getDimSize(3);
-  Buffer q = l.lookup(op.getQuery());
-  Buffer k = l.lookup(op.getKey());
-  Buffer v = l.lookup(op.getValue());
-  Buffer lse = l.lookup(op.getLse());
-  Buffer dOut = l.lookup(op.getOutGrad());
-  Buffer out = l.lookup(op.getOut());
+void cuda::emitFlashAttentionGrad(KernelBuilder &l,
+                                  const FlashAttentionGradProblem &p) {
+  int64_t headDim = p.headDim;
+  const Buffer &q = p.q, &k = p.k, &v = p.v, &lse = p.lse, &dOut = p.dOut;
+  const Buffer &out = p.out, &dq = p.dq, &dk = p.dk, &dv = p.dv;
   Value seq = q.dims[2], keyLen = k.dims[2];
-  Buffer dq = l.lookup(op.getQueryGrad());
-  Buffer dk = l.lookup(op.getKeyGrad());
-  Buffer dv = l.lookup(op.getValueGrad());
   Type f32 = l.b.getF32Type();
   Buffer delta = l.takeScratch();
   Value groups = delta.dims[0];
 
   RowMapping m(headDim);
-  bool causal = op.getMask() == MaskKind::causal;
-  double scale = op.getScale().convertToDouble();
+  bool causal = p.causal;
+  double scale = p.scale;
   OpBuilder &b = l.b;
   Value one = l.index(1), dh = l.index(headDim);
   MemRefType tile = l.sharedArray(f32, m.staged * m.paddedDim);
@@ -416,7 +386,7 @@ LogicalResult FlashAttentionGradGpuLowering::emit(FlashAttentionGradOp op,
   Value queryTiles = l.divUp(seq, m.rows);
   l.gpuLaunch(
       {groups, queryTiles}, kThreads, {tile, tile},
-      [&](const Lowering::GpuIds &ids, ValueRange shared) {
+      [&](const KernelBuilder::GpuIds &ids, ValueRange shared) {
         KernelEmitter e(l, m);
         e.setThread(ids.thread);
         Value group = ids.block[0];
@@ -476,7 +446,7 @@ LogicalResult FlashAttentionGradGpuLowering::emit(FlashAttentionGradOp op,
   Value keyTiles = l.divUp(keyLen, m.rows);
   l.gpuLaunch(
       {groups, keyTiles}, kThreads, {tile, tile, values, values},
-      [&](const Lowering::GpuIds &ids, ValueRange shared) {
+      [&](const KernelBuilder::GpuIds &ids, ValueRange shared) {
         KernelEmitter e(l, m);
         e.setThread(ids.thread);
         Value group = ids.block[0];
@@ -540,9 +510,4 @@ LogicalResult FlashAttentionGradGpuLowering::emit(FlashAttentionGradOp op,
         });
       });
   l.kernelName = name;
-  return success();
-}
-
-void mlir::tfc::populateFlashAttentionCudaLowerings(OpLoweringSet &set) {
-  set.add<FlashAttentionGpuLowering, FlashAttentionGradGpuLowering>();
 }

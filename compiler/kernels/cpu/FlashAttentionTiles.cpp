@@ -1,6 +1,6 @@
 //===- FlashAttentionTiles.cpp - Register tiles of fused attention -*- C++ -*-//
 
-#include "conversion/FlashAttentionTiles.h"
+#include "kernels/cpu/FlashAttentionTiles.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -23,7 +23,7 @@ TileShape::TileShape(int64_t vectorWidth, int64_t headDim)
       headVecs((headDim + vectorWidth - 1) / vectorWidth),
       chunkVecs(std::min<int64_t>(2, headVecs)) {}
 
-TileEmitter::TileEmitter(Lowering &l, const TileShape &t) : l(l), t(t) {
+TileEmitter::TileEmitter(KernelBuilder &l, const TileShape &t) : l(l), t(t) {
   vecType = VectorType::get({t.vl}, l.b.getF32Type());
   maskType = VectorType::get({t.vl}, l.b.getI1Type());
   laneIdxType = VectorType::get({t.vl}, l.b.getI32Type());

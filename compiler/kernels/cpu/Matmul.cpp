@@ -1,7 +1,7 @@
-//===- MatmulLowering.cpp - Packed, register-blocked matmul -----*- C++ -*-===//
+//===- Matmul.cpp - The CPU's packed, register-blocked matmul ------------===//
 //
 // Every matmul of a block (linear layers, Q K^T, P V, and the fused linears
-// of FusedMatmul.h) goes through here:
+// of kernels/Matmul.h) goes through here on the CPU:
 //
 // 1. Pack B into panels of NR columns, zero-padded: P[bt][panel][k][NR].
 //    A panel is read contiguously by the micro-kernel whatever B's strides
@@ -17,16 +17,15 @@
 //    and stores it.
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
-// tails use masked loads and stores. With bf16 operands (FusedMatmul.h) the
+// tails use masked loads and stores. With bf16 operands (Matmul.h) the
 // packing rounds B and the micro-kernel rounds each A element it broadcasts:
 // the CUDA target's tensor-core products, in f32 arithmetic. The packed panels
-// are workspace scratch. The CUDA target (Lowering::gpu) emits GpuMatmul.cpp's
-// tiled kernel instead.
+// are workspace scratch.
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/FusedMatmul.h"
-#include "conversion/LoweringPatterns.h"
+#include "kernels/Math.h"
+#include "kernels/cpu/CpuKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -59,7 +58,7 @@ struct Slot {
 /// The shared state of one fused matmul's emission.
 class MatmulEmitter {
 public:
-  MatmulEmitter(Lowering &l, const FusedMatmulProblem &p)
+  MatmulEmitter(KernelBuilder &l, const FusedMatmulProblem &p)
       : l(l), b(l.b), loc(l.loc), p(p), blk(l.vectorWidth),
         vecType(VectorType::get({blk.vectorWidth}, b.getF32Type())),
         maskType(VectorType::get({blk.vectorWidth}, b.getI1Type())) {}
@@ -89,7 +88,7 @@ private:
         b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
   }
 
-  Lowering &l;
+  KernelBuilder &l;
   OpBuilder &b;
   Location loc;
   const FusedMatmulProblem &p;
@@ -389,10 +388,8 @@ void MatmulEmitter::emitTiles(Value packed) {
 
 } // namespace
 
-void mlir::tfc::planFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
+void cpu::planFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
-  if (l.gpu)
-    return planGpuMatmul(l, p);
   MatmulEmitter emitter(l, p);
   emitter.plan();
   l.allocate(l.b.getF32Type(),
@@ -400,38 +397,13 @@ void mlir::tfc::planFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
               l.allocIndex(Blocking(l.vectorWidth).cols())});
 }
 
-void mlir::tfc::emitFusedMatmul(Lowering &l, const FusedMatmulProblem &p) {
+void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
   assert((p.epilogue != MatmulEpilogue::GatedPair || p.parts.size() == 2) &&
          "a gated pair has two parts");
-  if (l.gpu)
-    return emitGpuMatmul(l, p);
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Value packed = l.takeScratch().flat;
   emitter.emitPack(packed);
   emitter.emitTiles(packed);
-}
-
-FusedMatmulProblem mlir::tfc::fusedMatmulOf(const MatmulProblem &p) {
-  FusedMatmulProblem fused;
-  fused.batch = p.batch;
-  fused.m = p.m;
-  fused.segments.push_back(MatmulSegment{p.k, p.a});
-  MatmulPart part;
-  part.n = p.n;
-  part.b.push_back(p.bMat);
-  part.c = p.c;
-  part.bias = p.bias;
-  fused.parts.push_back(part);
-  fused.bf16Operands = p.bf16Operands;
-  return fused;
-}
-
-void mlir::tfc::planMatmul(Lowering &l, const MatmulProblem &p) {
-  planFusedMatmul(l, fusedMatmulOf(p));
-}
-
-void mlir::tfc::emitMatmul(Lowering &l, const MatmulProblem &p) {
-  emitFusedMatmul(l, fusedMatmulOf(p));
 }

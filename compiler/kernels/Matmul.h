@@ -1,7 +1,8 @@
-//===- FusedMatmul.h - Matmuls with several parts and epilogues -*- C++ -*-===//
+//===- Matmul.h - The matmul problems kernels solve ------------*- C++ -*-===//
 //
-// The general form of the packed matmul (MatmulLowering.cpp) that fused
-// linear layers use; emitMatmul is its one-part case.
+// A matmul as the kernels take it (TargetKernels::planFusedMatmul and
+// emitFusedMatmul; kernels/cpu/Matmul.cpp, kernels/cuda/Matmul.cpp). A
+// plain MatmulProblem is the one-part, one-segment FusedMatmulProblem.
 //
 // C's columns come in parts, each with its own B, C and bias (Q, K and V:
 // three weights, three results); each part is padded to whole NR-column
@@ -21,13 +22,38 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CONVERSION_FUSEDMATMUL_H
-#define TFC_CONVERSION_FUSEDMATMUL_H
+#ifndef TFC_KERNELS_MATMUL_H
+#define TFC_KERNELS_MATMUL_H
 
-#include "conversion/Lowering.h"
+#include "kernels/KernelBuilder.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 namespace mlir::tfc {
+
+/// A row-major matrix operand of a batched matmul, as strides into a flat
+/// buffer: element (batch, row, col) is at
+/// `base + batch * batchStride + row * rowStride + col * colStride`.
+struct MatrixRef {
+  Value flat;
+  Value base;
+  Value batchStride;
+  Value rowStride;
+  Value colStride;
+};
+
+/// The index of element (bt, row, col) of `ref` in its flat buffer.
+Value elementIndex(KernelBuilder &l, const MatrixRef &ref, Value bt, Value row,
+                   Value col);
+
+/// C[bt, m, n] = sum_k A[bt, m, k] * B[bt, k, n] (+ bias[n]) for bt < batch.
+/// C is contiguous along n (colStride 1). `n` and `k` may be dynamic.
+struct MatmulProblem {
+  Value batch, m, n, k;
+  MatrixRef a, bMat, c;
+  Value bias; // Optional flat buffer of n floats.
+  /// Round A and B to bf16 (nearest even), accumulate in f32.
+  bool bf16Operands = false;
+};
 
 /// One block of columns of B and C.
 struct MatmulPart {
@@ -70,22 +96,11 @@ struct FusedMatmulProblem {
 /// A plain matmul as the one-part, one-segment fused problem.
 FusedMatmulProblem fusedMatmulOf(const MatmulProblem &problem);
 
-/// Reserves the matmul's scratch (Lowering::Phase::Plan): the packed panels
-/// of B on the CPU, planGpuMatmul's on the CUDA target. The problem's
-/// shapes and flags must be those emitFusedMatmul gets; its flat buffers
-/// may be null.
-void planFusedMatmul(Lowering &l, const FusedMatmulProblem &problem);
-/// Emits the packing of B and the register-blocked micro-kernel with its
-/// epilogue, into the scratch planFusedMatmul reserved. On the CUDA target
-/// (Lowering::gpu) emits emitGpuMatmul instead.
-void emitFusedMatmul(Lowering &l, const FusedMatmulProblem &problem);
-
-/// The CUDA target's matmul: a shared-memory tiled kernel (GpuMatmul.cpp).
-/// Its only scratch is the partial column sums of each part with
-/// columnSums.
-void planGpuMatmul(Lowering &l, const FusedMatmulProblem &problem);
-void emitGpuMatmul(Lowering &l, const FusedMatmulProblem &problem);
+/// The target's matmul on a plain problem: its scratch (Plan), then the
+/// kernel (Emit).
+void planMatmul(KernelBuilder &l, const MatmulProblem &problem);
+void emitMatmul(KernelBuilder &l, const MatmulProblem &problem);
 
 } // namespace mlir::tfc
 
-#endif // TFC_CONVERSION_FUSEDMATMUL_H
+#endif // TFC_KERNELS_MATMUL_H

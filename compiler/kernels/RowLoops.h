@@ -14,18 +14,33 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_CONVERSION_ROWLOOPS_H
-#define TFC_CONVERSION_ROWLOOPS_H
+#ifndef TFC_KERNELS_ROWLOOPS_H
+#define TFC_KERNELS_ROWLOOPS_H
 
-#include "conversion/Lowering.h"
+#include "kernels/KernelBuilder.h"
 
 namespace mlir::tfc {
 
 class RowLoops {
 public:
-  /// Runs `body` for every row < `rows`, rows in parallel.
-  static void forEachRow(Lowering &l, Value rows,
+  /// Threads per row on the CUDA target: d_model 512-8192 gives each thread
+  /// 4-64 columns, and four warps keep the final reduction short.
+  static constexpr int64_t kGpuThreads = 128;
+  /// Sums reduced at once (the norm gradients need two), and the floats of
+  /// shared memory a row's block needs for them.
+  static constexpr int64_t kMaxSums = 4;
+  static constexpr int64_t kGpuScratchFloats = kGpuThreads / 32 * kMaxSums;
+
+  /// Runs `body` for every row < `rows`, rows in parallel: the target's
+  /// TargetKernels::forEachRow.
+  static void forEachRow(KernelBuilder &l, Value rows,
                          function_ref<void(RowLoops &, Value)> body);
+
+  /// The loops of one row for a target's forEachRow: `thread` is the
+  /// thread's index in the row's block and `scratch` kGpuScratchFloats of
+  /// shared memory (CUDA), both null on the CPU.
+  RowLoops(KernelBuilder &l, Value thread, Value scratch)
+      : l(l), thread(thread), scratch(scratch) {}
 
   /// Runs `fn(i)` for every column i < `width` (on the CUDA target, for this
   /// thread's columns).
@@ -69,8 +84,6 @@ public:
                       Value xhat);
 
 private:
-  RowLoops(Lowering &l, Value thread, Value scratch)
-      : l(l), thread(thread), scratch(scratch) {}
   enum class Combine { Add, Max };
   Value combine(Combine kind, Value a, Value c);
   /// sum and max: `count` reductions of `terms(i)` over i < `width`.
@@ -79,11 +92,11 @@ private:
   /// The block-wide reductions of this thread's partial results.
   SmallVector<Value> reduceAcrossBlock(Combine kind, ValueRange partials);
 
-  Lowering &l;
+  KernelBuilder &l;
   Value thread;  // The thread's index in the block; null on the CPU.
   Value scratch; // Shared memory for the warps' partial sums (CUDA).
 };
 
 } // namespace mlir::tfc
 
-#endif // TFC_CONVERSION_ROWLOOPS_H
+#endif // TFC_KERNELS_ROWLOOPS_H

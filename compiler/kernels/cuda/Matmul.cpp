@@ -1,8 +1,8 @@
-//===- GpuMatmul.cpp - Shared-memory tiled matmul for the CUDA target -----===//
+//===- Matmul.cpp - Shared-memory tiled matmul for the CUDA target --------===//
 //
-// The CUDA target's emitFusedMatmul: one gpu.launch in which a block of
-// 256 threads (a 16 x 16 grid: tx, ty) computes a 128 x 64 tile of C, each
-// thread 8 rows (8 ty ..) of one float4 of columns (4 tx ..); a gated
+// The CUDA target's fused matmul (kernels/Matmul.h): one gpu.launch in which a
+// block of 256 threads (a 16 x 16 grid: tx, ty) computes a 128 x 64 tile of C,
+// each thread 8 rows (8 ty ..) of one float4 of columns (4 tx ..); a gated
 // pair's block computes a 64 x 64 tile of both parts, 4 rows a thread.
 //
 // Per BK = 16 slice of the contraction every thread loads its share of the
@@ -46,8 +46,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/FusedMatmul.h"
-#include "conversion/LoweringPatterns.h"
+#include "kernels/Math.h"
+#include "kernels/cuda/CudaKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -85,7 +85,7 @@ static_assert(kBK == 16, "one m16n8k16 step per slice");
 /// that a fragment load (rows g, words t of 8 x 4 lanes) hits 32 banks.
 constexpr int64_t kWordsK = kBK / 2 + 4;
 
-bool isOne(Lowering &l, Value v) {
+bool isOne(KernelBuilder &l, Value v) {
   std::optional<int64_t> c = l.constantIndex(v);
   return c && *c == 1;
 }
@@ -131,7 +131,7 @@ struct MmaLane {
 
 class GpuMatmulEmitter {
 public:
-  GpuMatmulEmitter(Lowering &l, const FusedMatmulProblem &p)
+  GpuMatmulEmitter(KernelBuilder &l, const FusedMatmulProblem &p)
       : l(l), b(l.b), loc(l.loc), p(p),
         vecType(VectorType::get({kVec}, b.getF32Type())) {}
 
@@ -151,7 +151,7 @@ private:
   bool mma() const { return p.bf16Operands; }
   /// m16 tiles of a warp (per slot: a gated pair's warps cover 16 rows).
   int64_t mmaTilesM() const { return blockRows() / kWarpsM / kMmaM; }
-  void emitKernel(const Lowering::GpuIds &ids, ValueRange shared);
+  void emitKernel(const KernelBuilder::GpuIds &ids, ValueRange shared);
   /// Rounds a staged group to bf16 and stores it as two words of `tile`:
   /// rows row and row + 1 of (k, k + 1).
   void storeBf16Group(Value staged, Value tile, Value row, Value k);
@@ -196,7 +196,7 @@ private:
     return arith::AndIOp::create(b, loc, x, y);
   }
 
-  Lowering &l;
+  KernelBuilder &l;
   OpBuilder &b;
   Location loc;
   FusedMatmulProblem p; // A copy: preprocessing replaces some parts' B.
@@ -509,7 +509,7 @@ void GpuMatmulEmitter::emitMmaEpilogue(ArrayRef<SlotView> slots, Value bt,
   });
 }
 
-void GpuMatmulEmitter::emitKernel(const Lowering::GpuIds &ids,
+void GpuMatmulEmitter::emitKernel(const KernelBuilder::GpuIds &ids,
                                   ValueRange shared) {
   Value tid = ids.thread;
   Value tx = arith::RemUIOp::create(b, loc, tid, l.index(kThreadsX));
@@ -863,15 +863,14 @@ void GpuMatmulEmitter::emit() {
     shared.push_back(tileType(kBN));
   Value grid[3] = {firstTile.back(), l.divUp(p.m, blockRows()), p.batch};
   l.gpuLaunch(grid, kThreads, shared,
-              [&](const Lowering::GpuIds &ids, ValueRange sharedArrays) {
+              [&](const KernelBuilder::GpuIds &ids, ValueRange sharedArrays) {
                 emitKernel(ids, sharedArrays);
               });
 }
 
 } // namespace
 
-void mlir::tfc::planGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
-  assert(l.gpu && "the shared-memory matmul is the CUDA target's");
+void cuda::planFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   // B is read in place; the only scratch is the column sums' partials, one
   // per kChunkRows rows of B (emitPreprocessing).
   for (const MatmulPart &part : p.parts)
@@ -880,8 +879,7 @@ void mlir::tfc::planGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
                  {l.divUp(p.segments[0].k, kChunkRows), part.n});
 }
 
-void mlir::tfc::emitGpuMatmul(Lowering &l, const FusedMatmulProblem &p) {
-  assert(l.gpu && "the shared-memory matmul is the CUDA target's");
+void cuda::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   GpuMatmulEmitter emitter(l, p);
   emitter.emitPreprocessing();
   emitter.emit();

@@ -1,0 +1,65 @@
+//===- Elementwise.cpp - Loops over every element or row
+//--------------------===//
+
+#include "kernels/Elementwise.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+Value mlir::tfc::rowCount(KernelBuilder &l, const Buffer &buffer) {
+  return l.product(ArrayRef<Value>(buffer.dims).drop_back());
+}
+
+void mlir::tfc::emitElementwise(KernelBuilder &l, ArrayRef<Value> inputs,
+                                const Buffer &out,
+                                function_ref<Value(ValueRange)> fn) {
+  Value width = out.dims.back();
+  l.parallelFor(rowCount(l, out), [&](Value row) {
+    Value base = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value i) {
+      Value idx = l.add(base, i);
+      SmallVector<Value> args;
+      for (Value in : inputs)
+        args.push_back(l.load(in, idx));
+      l.store(fn(args), out.flat, idx);
+    });
+  });
+}
+
+void mlir::tfc::forEachElement(KernelBuilder &l, Value numel,
+                               function_ref<void(Value)> body) {
+  // Chunks of 4096 elements: enough work per iteration, enough iterations
+  // to split across threads.
+  constexpr int64_t chunk = 4096;
+  l.parallelFor(l.divUp(numel, chunk), [&](Value c) {
+    Value begin = l.mul(c, l.index(chunk));
+    Value end = l.minIdx(l.add(begin, l.index(chunk)), numel);
+    l.forLoop(begin, end, body);
+  });
+}
+
+void mlir::tfc::emitCopy(KernelBuilder &l, Value src, Value dst, Value numel) {
+  forEachElement(l, numel, [&](Value i) { l.store(l.load(src, i), dst, i); });
+}
+
+void mlir::tfc::emitMaskCopy(KernelBuilder &l, const Buffer &in,
+                             const Buffer &out, bool causal, double fill) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value queries = in.dims[in.dims.size() - 2];
+  Value keys = in.dims.back();
+  Value fillValue = l.f32(fill);
+  l.parallelFor(rowCount(l, in), [&](Value row) {
+    Value i = arith::RemUIOp::create(b, loc, row, queries);
+    Value base = l.mul(row, keys);
+    l.forLoop(l.index(0), keys, [&](Value j) {
+      Value x = l.load(in.flat, l.add(base, j));
+      if (causal) {
+        Value future =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
+        x = arith::SelectOp::create(b, loc, future, fillValue, x);
+      }
+      l.store(x, out.flat, l.add(base, j));
+    });
+  });
+}

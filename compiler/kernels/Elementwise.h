@@ -1,0 +1,38 @@
+//===- Elementwise.h - Loops over every element or row ----------*- C++ -*-===//
+//
+// Kernels whose iterations are independent elements or rows: the same
+// parallel loops on every target (a thread per iteration on CUDA).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_KERNELS_ELEMENTWISE_H
+#define TFC_KERNELS_ELEMENTWISE_H
+
+#include "kernels/KernelBuilder.h"
+
+namespace mlir::tfc {
+
+/// Number of rows of a buffer viewed as [rows, last dimension].
+Value rowCount(KernelBuilder &l, const Buffer &buffer);
+
+/// out[i] = fn(in_0[i], in_1[i], ...) over flat buffers of out's shape, one
+/// parallel iteration per row.
+void emitElementwise(KernelBuilder &l, ArrayRef<Value> inputs,
+                     const Buffer &out, function_ref<Value(ValueRange)> fn);
+
+/// `body(i)` for every i in [0, numel), in parallel chunks; any rank, 0-d
+/// included.
+void forEachElement(KernelBuilder &l, Value numel,
+                    function_ref<void(Value)> body);
+
+/// Copies `numel` elements from one flat buffer to another, in parallel.
+void emitCopy(KernelBuilder &l, Value src, Value dst, Value numel);
+
+/// out = in over [..., queries, keys] with `fill` where a causal mask hides
+/// a key (j > i); a plain copy when not `causal`.
+void emitMaskCopy(KernelBuilder &l, const Buffer &in, const Buffer &out,
+                  bool causal, double fill);
+
+} // namespace mlir::tfc
+
+#endif // TFC_KERNELS_ELEMENTWISE_H

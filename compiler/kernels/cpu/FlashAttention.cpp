@@ -1,0 +1,196 @@
+//===- FlashAttention.cpp - The CPU's fused attention, forward -----------===//
+//
+// Flash-style attention forward (FlashAttentionTiles.h has the tiles):
+//
+// 1. Pack K per head transposed into panels [t / cols][dh][cols].
+// 2. One parallel iteration per (batch * head, block of queries); per tile
+//    of `rows` queries (copied transposed to scratch), sweep the key tiles in
+//    order with an online softmax: the score tile in registers, its row max,
+//    the rescale factor alpha = exp(m_old - m_new), p = exp(s - m_new) stored
+//    to scratch, the row sums, and O = alpha * O + P V accumulated in scratch
+//    rows. Under a causal mask the sweep stops at the diagonal; only the tiles
+//    that cross it (or the end of the keys) pay for masking.
+// 3. out = O / l, lse = m + log l.
+//
+// Key tile 0 holds key 0, which every query sees: after it every row max is
+// finite, so the exp(-inf) of masked scores is always 0, never NaN.
+//
+// Workspace: the packed K (the size of K) and per iteration one tile of
+// probabilities, one of output rows and one of queries: linear in the
+// sequence length.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cpu/CpuKernels.h"
+#include "kernels/cpu/FlashAttentionTiles.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::flash;
+
+namespace {
+
+constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+
+/// Scratch of one parallel iteration in floats, rounded to cache lines.
+int64_t forwardScratch(const TileShape &t) {
+  int64_t floats =
+      t.rows * t.cols + t.rows * t.paddedHeadDim() + t.rows * t.headDim;
+  return (floats + 15) / 16 * 16;
+}
+
+} // namespace
+
+void cpu::planFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
+  int64_t headDim = p.headDim;
+  const Buffer &q = p.q, &k = p.k;
+  TileShape t(l.vectorWidth, headDim);
+  Value groups = l.mul(q.dims[0], q.dims[1]);
+  Value panels = l.divUp(k.dims[2], t.cols);
+  Value iterations = l.mul(groups, l.divUp(q.dims[2], t.blockRows));
+  Type f32 = l.b.getF32Type();
+  // K packed transposed, then each parallel iteration's tiles.
+  l.allocate(f32, {groups, panels, l.allocIndex(headDim * t.cols)});
+  l.allocate(f32, {iterations, l.allocIndex(forwardScratch(t))});
+}
+
+void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
+  int64_t headDim = p.headDim;
+  const Buffer &q = p.q, &k = p.k, &v = p.v, &out = p.out, &lse = p.lse;
+  Value seq = q.dims[2], keyLen = k.dims[2];
+  TileShape t(l.vectorWidth, headDim);
+  Buffer packedK = l.takeScratch();
+  Buffer scratch = l.takeScratch();
+  Value groups = packedK.dims[0], panels = packedK.dims[1];
+  Value iterations = scratch.dims[0];
+  Value blocks = l.divUp(seq, t.blockRows);
+  int64_t perIteration = forwardScratch(t);
+
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  TileEmitter e(l, t);
+  bool causal = p.causal;
+  double scale = p.scale;
+  e.packTransposed(k.flat, packedK.flat, groups, keyLen, panels);
+
+  Value cols = l.index(t.cols), dh = l.index(headDim);
+  Value one = l.index(1);
+  Value lastKey = l.sub(keyLen, one);
+  l.parallelFor(iterations, [&](Value it) {
+    Value group = arith::DivUIOp::create(b, loc, it, blocks);
+    Value block = arith::RemUIOp::create(b, loc, it, blocks);
+    Value probs = l.mul(it, l.index(perIteration));
+    Value accBase = l.add(probs, l.index(t.rows * t.cols));
+    Value queryTile = l.add(accBase, l.index(t.rows * t.paddedHeadDim()));
+    Value firstRow = l.mul(block, l.index(t.blockRows));
+    Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(seq, firstRow));
+    Value keyBase = l.mul(group, keyLen);
+    l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
+      Value i0 = l.add(firstRow, l.mul(tile, l.index(t.rows)));
+      SmallVector<Value> rowIdx, outBase, exists, keyLimit;
+      for (int64_t r = 0; r < t.rows; ++r) {
+        Value row = l.add(i0, l.index(r));
+        rowIdx.push_back(row);
+        exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, seq));
+        outBase.push_back(l.mul(l.add(l.mul(group, seq), row), dh));
+        // The last key row r sees.
+        keyLimit.push_back(
+            e.splatIndex(causal ? l.minIdx(row, lastKey) : lastKey));
+      }
+      e.zeroRows(scratch.flat, accBase);
+      auto [qFlat, qTile] = e.tileRows(q.flat, l.mul(l.mul(group, seq), dh), i0,
+                                       seq, scratch.flat, queryTile);
+
+      Value keyTiles = l.divUp(keyLen, t.cols);
+      Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), seq), one);
+      Value fullTiles = arith::DivUIOp::create(b, loc, keyLen, cols);
+      Value endTile = keyTiles;
+      if (causal) {
+        // Tiles wholly at or below the diagonal of the first row need no
+        // mask; tiles past the last row's diagonal are skipped.
+        fullTiles = l.minIdx(
+            fullTiles, arith::DivUIOp::create(b, loc, l.add(i0, one), cols));
+        endTile =
+            l.minIdx(keyTiles,
+                     l.add(arith::DivUIOp::create(b, loc, lastRow, cols), one));
+      }
+
+      // State: the running max m and sum l, one lane per row, so that the
+      // rescale factors of all rows take one vector exp.
+      auto sweep = [&](Value from, Value to, ValueRange init, bool masked) {
+        return l.forLoop(
+            from, to, init,
+            [&](Value tileIdx, ValueRange state) -> SmallVector<Value> {
+              Value j0 = l.mul(tileIdx, cols);
+              Value panelBase = l.mul(l.add(l.mul(group, panels), tileIdx),
+                                      l.index(headDim * t.cols));
+              SmallVector<Value> acc =
+                  e.scoreTile(qFlat, qTile, packedK.flat, panelBase);
+              Value scaleV = e.splatF32(scale);
+              Value minusInf = e.splatF32(kMinusInf);
+              Value lanes[2] = {e.laneIndices(j0),
+                                e.laneIndices(l.add(j0, l.index(t.vl)))};
+              SmallVector<Value> scores, tileMax;
+              for (int64_t r = 0; r < t.rows; ++r) {
+                for (int w = 0; w < 2; ++w) {
+                  Value s = e.mul(acc[2 * r + w], scaleV);
+                  if (masked)
+                    s = e.select(e.cmpI(arith::CmpIPredicate::sgt, lanes[w],
+                                        keyLimit[r]),
+                                 minusInf, s);
+                  scores.push_back(s);
+                }
+                tileMax.push_back(
+                    e.reduceMax(e.max(scores[2 * r], scores[2 * r + 1])));
+              }
+              Value m = state[0];
+              Value mNew = e.max(m, e.fromRows(tileMax, 0.0));
+              Value alpha = e.exp(e.sub(m, mNew));
+              SmallVector<Value> rowSums, rowAlpha;
+              for (int64_t r = 0; r < t.rows; ++r) {
+                Value mRow = e.splat(e.lane(mNew, r));
+                Value p0 = e.exp(e.sub(scores[2 * r], mRow));
+                Value p1 = e.exp(e.sub(scores[2 * r + 1], mRow));
+                Value pBase = l.add(probs, l.index(r * t.cols));
+                e.store(p0, scratch.flat, pBase);
+                e.store(p1, scratch.flat, l.add(pBase, l.index(t.vl)));
+                rowSums.push_back(e.reduceAdd(e.add(p0, p1)));
+                rowAlpha.push_back(e.lane(alpha, r));
+              }
+              Value lNew = e.fma(state[1], alpha, e.fromRows(rowSums, 0.0));
+              Value count = cols;
+              if (masked)
+                count = l.minIdx(cols, l.sub(keyLen, j0));
+              e.accumulateRows(scratch.flat, accBase, rowAlpha, scratch.flat,
+                               probs, v.flat, l.mul(l.add(keyBase, j0), dh),
+                               count);
+              return {mNew, lNew};
+            });
+      };
+      // Lanes past the rows stay finite (0), so their exps never matter.
+      SmallVector<Value> minusInfRows(t.rows, l.f32(kMinusInf));
+      SmallVector<Value> init{e.fromRows(minusInfRows, 0.0), e.splatF32(0.0)};
+      SmallVector<Value> state =
+          sweep(l.index(0), fullTiles, init, /*masked=*/false);
+      state = sweep(fullTiles, endTile, state, /*masked=*/true);
+
+      SmallVector<Value> inverse;
+      Value logL = math::LogOp::create(b, loc, state[1]);
+      Value rowLse = e.add(state[0], logL);
+      for (int64_t r = 0; r < t.rows; ++r)
+        inverse.push_back(
+            arith::DivFOp::create(b, loc, l.f32(1.0), e.lane(state[1], r)));
+      e.storeRows(scratch.flat, accBase, inverse, exists, out.flat, outBase);
+      if (lse.flat)
+        for (int64_t r = 0; r < t.rows; ++r)
+          e.ifThen(exists[r], [&] {
+            l.store(e.lane(rowLse, r), lse.flat,
+                    l.add(l.mul(group, seq), rowIdx[r]));
+          });
+    });
+  });
+}
