@@ -7,7 +7,7 @@
 #ifndef TFC_TEST_EMU_EMULATORPIPELINE_H
 #define TFC_TEST_EMU_EMULATORPIPELINE_H
 
-#include "conversion/CudaPipeline.h"
+#include "conversion/cuda/CudaPipeline.h"
 
 namespace mlir::tfc {
 

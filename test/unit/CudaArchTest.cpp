@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "target/CudaArch.h"
+#include "kernels/cuda/CudaArch.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #ifndef TFC_TOOLS_DRIVER_DRIVER_H
 #define TFC_TOOLS_DRIVER_DRIVER_H
 
-#include "conversion/CudaPipeline.h"
+#include "conversion/cuda/CudaPipeline.h"
 
 #include "llvm/ADT/StringRef.h"
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/CudaPipeline.h"
+#include "conversion/cuda/CudaPipeline.h"
 #include "conversion/Passes.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "transforms/Passes.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_TARGET_CUDAARCH_H
-#define TFC_TARGET_CUDAARCH_H
+#ifndef TFC_KERNELS_CUDA_CUDAARCH_H
+#define TFC_KERNELS_CUDA_CUDAARCH_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -41,4 +41,4 @@ std::optional<CudaArch> parseCudaArch(llvm::StringRef name);
 
 } // namespace tfc
 
-#endif // TFC_TARGET_CUDAARCH_H
+#endif // TFC_KERNELS_CUDA_CUDAARCH_H

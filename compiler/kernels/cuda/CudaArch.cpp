@@ -1,6 +1,6 @@
 //===- CudaArch.cpp - NVIDIA GPU architectures (sm_NN) ----------*- C++ -*-===//
 
-#include "target/CudaArch.h"
+#include "kernels/cuda/CudaArch.h"
 
 std::string tfc::CudaArch::name() const {
   return "sm_" + std::to_string(number) + (archSpecific ? "a" : "");

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/CudaPipeline.h"
+#include "conversion/cuda/CudaPipeline.h"
 #include "conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"

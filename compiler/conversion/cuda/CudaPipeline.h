@@ -1,9 +1,9 @@
 //===- CudaPipeline.h - The CUDA target's pass pipeline ---------*- C++ -*-===//
 
-#ifndef TFC_CONVERSION_CUDAPIPELINE_H
-#define TFC_CONVERSION_CUDAPIPELINE_H
+#ifndef TFC_CONVERSION_CUDA_CUDAPIPELINE_H
+#define TFC_CONVERSION_CUDA_CUDAPIPELINE_H
 
-#include "target/CudaArch.h"
+#include "kernels/cuda/CudaArch.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -39,4 +39,4 @@ void registerCudaPipeline();
 
 } // namespace mlir::tfc
 
-#endif // TFC_CONVERSION_CUDAPIPELINE_H
+#endif // TFC_CONVERSION_CUDA_CUDAPIPELINE_H
