@@ -262,7 +262,7 @@ void KernelBuilder::store(Value value, Value flat, Value idx) {
 void KernelBuilder::gpuLaunch(
     ArrayRef<Value> grid, int64_t threads, ArrayRef<MemRefType> shared,
     function_ref<void(const GpuIds &, ValueRange)> body) {
-  assert(kernels().launchesGpuKernels() && !grid.empty() && grid.size() <= 3 &&
+  assert(kernels().launchesGpuKernels && !grid.empty() && grid.size() <= 3 &&
          "bad GPU launch");
   // One grid dimension: y and z stop at 65535 blocks, x at 2^31 - 1, and a
   // matmul's row tiles or attention's batch x heads can pass 65535.

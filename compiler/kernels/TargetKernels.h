@@ -1,6 +1,6 @@
 //===- TargetKernels.h - The kernels of one target --------------*- C++ -*-===//
 //
-// The op lowerings ask the target for a kernel through this interface and
+// The op lowerings ask the target for a kernel through this table and
 // never test which target it is: the CPU's (kernels/cpu: packed-panel
 // micro-kernels, flash attention in register tiles, a parallel iteration
 // per row) or CUDA's (kernels/cuda: shared-memory and tensor-core matmuls,
@@ -24,37 +24,31 @@ namespace mlir::tfc {
 
 class RowLoops;
 
-class TargetKernels {
-public:
-  virtual ~TargetKernels() = default;
-
+/// A table, not a class hierarchy: each target's kernels are plain
+/// functions (kernels/cpu/CpuKernels.h, kernels/cuda/CudaKernels.h), and the
+/// table is all that differs between targets.
+struct TargetKernels {
   /// Whether kernels are GPU launches (gpuLaunch, the CUDA target).
-  virtual bool launchesGpuKernels() const = 0;
+  bool launchesGpuKernels;
 
   /// The packed/tiled matmul with its epilogues (kernels/Matmul.h).
-  virtual void planFusedMatmul(KernelBuilder &l,
-                               const FusedMatmulProblem &problem) const = 0;
-  virtual void emitFusedMatmul(KernelBuilder &l,
-                               const FusedMatmulProblem &problem) const = 0;
+  void (*planFusedMatmul)(KernelBuilder &l, const FusedMatmulProblem &problem);
+  void (*emitFusedMatmul)(KernelBuilder &l, const FusedMatmulProblem &problem);
 
   /// Fused attention and its gradient (kernels/FlashAttention.h).
-  virtual void
-  planFlashAttention(KernelBuilder &l,
-                     const FlashAttentionProblem &problem) const = 0;
-  virtual void
-  emitFlashAttention(KernelBuilder &l,
-                     const FlashAttentionProblem &problem) const = 0;
-  virtual void
-  planFlashAttentionGrad(KernelBuilder &l,
-                         const FlashAttentionGradProblem &problem) const = 0;
-  virtual void
-  emitFlashAttentionGrad(KernelBuilder &l,
-                         const FlashAttentionGradProblem &problem) const = 0;
+  void (*planFlashAttention)(KernelBuilder &l,
+                             const FlashAttentionProblem &problem);
+  void (*emitFlashAttention)(KernelBuilder &l,
+                             const FlashAttentionProblem &problem);
+  void (*planFlashAttentionGrad)(KernelBuilder &l,
+                                 const FlashAttentionGradProblem &problem);
+  void (*emitFlashAttentionGrad)(KernelBuilder &l,
+                                 const FlashAttentionGradProblem &problem);
 
   /// Runs `body` for every row < `rows`, rows in parallel (RowLoops.h):
   /// a parallel iteration per row, or a block of threads per row.
-  virtual void forEachRow(KernelBuilder &l, Value rows,
-                          function_ref<void(RowLoops &, Value)> body) const = 0;
+  void (*forEachRow)(KernelBuilder &l, Value rows,
+                     function_ref<void(RowLoops &, Value)> body);
 };
 
 /// The CPU's kernels (kernels/cpu).

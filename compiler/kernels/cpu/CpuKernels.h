@@ -1,7 +1,8 @@
 //===- CpuKernels.h - The CPU's kernels -------------------------*- C++ -*-===//
 //
 // The kernels behind getCpuKernels() (TargetKernels.h), one file each:
-// Matmul.cpp, FlashAttention.cpp, FlashAttentionGrad.cpp.
+// Matmul.cpp, FlashAttention.cpp, FlashAttentionGrad.cpp; forEachRow and the
+// table in CpuKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,10 @@
 
 #include "kernels/FlashAttention.h"
 #include "kernels/Matmul.h"
+
+namespace mlir::tfc {
+class RowLoops;
+} // namespace mlir::tfc
 
 namespace mlir::tfc::cpu {
 
@@ -23,6 +28,10 @@ void planFlashAttentionGrad(KernelBuilder &l,
                             const FlashAttentionGradProblem &problem);
 void emitFlashAttentionGrad(KernelBuilder &l,
                             const FlashAttentionGradProblem &problem);
+
+/// A parallel loop over the rows, a RowLoops per iteration.
+void forEachRow(KernelBuilder &l, Value rows,
+                function_ref<void(RowLoops &, Value)> body);
 
 } // namespace mlir::tfc::cpu
 

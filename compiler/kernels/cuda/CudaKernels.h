@@ -1,7 +1,8 @@
 //===- CudaKernels.h - The CUDA target's kernels -------------*- C++ -*-===//
 //
 // The kernels behind getCudaKernels() (TargetKernels.h), one file each:
-// Matmul.cpp, FlashAttention.cpp (forward and backward).
+// Matmul.cpp, FlashAttention.cpp (forward and backward); forEachRow and the
+// table in CudaKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,10 @@
 
 #include "kernels/FlashAttention.h"
 #include "kernels/Matmul.h"
+
+namespace mlir::tfc {
+class RowLoops;
+} // namespace mlir::tfc
 
 namespace mlir::tfc::cuda {
 
@@ -23,6 +28,11 @@ void planFlashAttentionGrad(KernelBuilder &l,
                             const FlashAttentionGradProblem &problem);
 void emitFlashAttentionGrad(KernelBuilder &l,
                             const FlashAttentionGradProblem &problem);
+
+/// A parallel loop over the rows: a block of RowLoops::kGpuThreads threads per
+/// row.
+void forEachRow(KernelBuilder &l, Value rows,
+                function_ref<void(RowLoops &, Value)> body);
 
 } // namespace mlir::tfc::cuda
 
