@@ -13,17 +13,16 @@
 // ops, index constants and at most one level of scf.for (the depth loop).
 // Roles are also the argument names of the C ABI and of error messages.
 //
-// Every failing entry point records a message with the runtime's
-// tfc_rt_error before it returns (one call per kind of failure: the
-// argument checks share one), and every entry point chains
-// tfc_rt_check_finite over the arrays it wrote (the runtime's numerical
-// guard; a no-op unless turned on). The optional `tfc.param_names` (array of
-// strings) and `tfc.param_ranges` (offset, numel pairs) attributes of the
-// model name d_params' tensors in those messages.
+// The C functions themselves, their argument checks and messages and the
+// finite checks over what they wrote are the ABI's (abi/EntryPoints.h, in
+// the argument order of abi/EntrySignature.h, which the header prints too):
+// this pass plans and emits the bodies, inside the branch where every
+// argument is valid, and looks the C arrays up by the model value they are.
 //
 //===----------------------------------------------------------------------===//
 
-#include "abi/RuntimeAbi.h"
+#include "abi/EntryPoints.h"
+#include "abi/EntrySignature.h"
 #include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
 #include "kernels/Elementwise.h"
@@ -37,8 +36,6 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <tuple>
-
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCLOWERTOLOOPS
 #include "conversion/Passes.h.inc"
@@ -49,72 +46,14 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// Declares the runtime functions the entry points call, once per module:
-/// their types come from tfc/runtime.h (abi/RuntimeAbi.h).
-void declareRuntimeFunctions(ModuleOp module) {
-  abi::declareRuntimeFunction(module, abi::runtime::tfc_rt_error);
-  abi::declareRuntimeFunction(module, abi::runtime::tfc_rt_check_finite);
-}
-
-/// A NUL-terminated constant string (an internal global named `symbol`).
-Value globalString(OpBuilder &b, Location loc, StringRef symbol,
-                   StringRef text) {
-  std::string value = text.str();
-  value.push_back('\0');
-  return LLVM::createGlobalString(loc, b, symbol, value,
-                                  LLVM::Linkage::Internal);
-}
-
-/// `tfc_rt_error(status, format, args...)`: records the message, returns
-/// status. `args` are i64 (printf's %lld).
-Value callRtError(OpBuilder &b, Location loc, Value status, Value format,
-                  ValueRange args) {
-  SmallVector<Value> operands{status, format};
-  operands.append(args.begin(), args.end());
-  return abi::callRuntimeFunction(b, loc, abi::runtime::tfc_rt_error, operands)
-      .getResult();
-}
-
-/// An i32 status constant of tfc/runtime.h.
-Value statusOf(OpBuilder &b, Location loc, tfc_status status) {
-  return abi::statusConstant(b, loc, status);
-}
-
-/// A rank-1 memref descriptor around a raw pointer of `numel` elements.
-Value memrefFromPointer(OpBuilder &b, Location loc, Value ptr, Type elementType,
-                        Value numel) {
-  MLIRContext *ctx = b.getContext();
-  auto i64 = b.getI64Type();
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  auto array = LLVM::LLVMArrayType::get(i64, 1);
-  auto descType = LLVM::LLVMStructType::getLiteral(
-      ctx, {ptrType, ptrType, i64, array, array});
-  Value size = arith::IndexCastOp::create(b, loc, i64, numel);
-  Value zero = LLVM::ConstantOp::create(b, loc, i64, 0);
-  Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
-  Value desc = LLVM::PoisonOp::create(b, loc, descType);
-  desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{0});
-  desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{1});
-  desc = LLVM::InsertValueOp::create(b, loc, desc, zero, ArrayRef<int64_t>{2});
-  desc =
-      LLVM::InsertValueOp::create(b, loc, desc, size, ArrayRef<int64_t>{3, 0});
-  desc =
-      LLVM::InsertValueOp::create(b, loc, desc, one, ArrayRef<int64_t>{4, 0});
-  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
-  return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
-}
-
 /// The roles of a model (or backward) function's arguments and results.
 struct Interface {
   SmallVector<StringRef> argRoles;
   SmallVector<StringRef> resultRoles;
-  bool hasEncoder = false;
 
   explicit Interface(func::FuncOp func) {
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
       argRoles.push_back(getArgRole(func, i));
-      hasEncoder |= argRoles.back() == "enc";
-    }
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       resultRoles.push_back(getResultRole(func, i));
   }
@@ -128,7 +67,8 @@ public:
                 bool hostMemory, const OpLoweringSet &lowerings)
       : model(model), grad(grad), vectorWidth(vectorWidth),
         hostMemory(hostMemory), lowerings(lowerings),
-        name(model->getAttrOfType<StringAttr>("tfc.model").getValue().str()) {}
+        signature(abi::describeEntryPoints(model, /*withBackward=*/bool(grad),
+                                           /*cuda=*/!hostMemory)) {}
 
   LogicalResult emitForward(OpBuilder &mb);
   LogicalResult emitBackward(OpBuilder &mb);
@@ -144,41 +84,21 @@ private:
     return l;
   }
 
-  /// A C entry point `int32_t f(rt, pointers..., workspace, workspace_bytes,
-  /// sizes...)` whose argument checks (with their messages) are emitted; `l`
-  /// builds inside the all-valid branch. `pointerNames` name the pointers
-  /// after rt in messages (the ABI's argument names).
-  struct Entry {
-    func::FuncOp func;
-    ValueRange pointers; // After rt, before the workspace.
-    ValueRange sizes;    // batch, seq [, enc_seq] as i64.
-    Value workspace;     // !llvm.ptr
-    Operation *marker;   // The allocation point.
-    scf::IfOp whenValid;
-    unsigned numStrings = 0; // Constant strings made so far (symbol names).
-  };
-  Entry createEntry(OpBuilder &mb, StringRef suffix,
-                    ArrayRef<std::string> pointerNames);
-  /// A constant string private to the entry's function.
-  Value entryString(OpBuilder &b, Entry &entry, StringRef text);
-  /// The finite check over `arrays` (name, pointer, numel as index), chained
-  /// after `status`; d_params uses the model's tensor names when it has
-  /// them. Returns the status to return.
-  Value checkFinite(Lowering &l, Entry &entry, Value status,
-                    ArrayRef<std::tuple<StringRef, Value, Value>> arrays);
-  void finishEntry(Lowering &l, Entry &entry);
-  /// Sizes, the parameter buffer (pointers[0]) and the workspace of an
-  /// entry point; returns the parameter count as an index value.
-  Value bindEntry(Lowering &l, Entry &entry);
+  /// The allocation point (allocation arithmetic goes before it, compute
+  /// after it) at the start of `entry`'s all-valid branch, and `b` after it.
+  Operation *beginBody(OpBuilder &b, abi::EntryPointBuilder &entry);
+  /// Whether every array of `func` (the model or @NAME_grad) is an array of
+  /// `entry`, under its role: the body looks them up by value.
+  LogicalResult checkArrays(func::FuncOp func, const abi::EntryPoint &entry);
+  /// The allocation point goes, with the plan code nothing reads.
+  void finishEntry(abi::EntryPointBuilder &entry, Operation *marker);
+  /// Sizes, the parameter buffer and the workspace of an entry point;
+  /// returns the parameter count as an index value.
+  Value bindEntry(Lowering &l, const abi::EntryPointBuilder &entry);
 
   /// batch, seq and enc_seq as index values at the allocation point.
   void bindSizes(Lowering &l, ValueRange sizes);
   SmallVector<Value> shapeForRole(Lowering &l, StringRef role, Type type);
-  Value rangeStatus(OpBuilder &b, Location loc, ValueRange sizes);
-  /// Whether sizes[i] is outside [1, max of that size].
-  Value sizeOutOfRange(OpBuilder &b, Location loc, ValueRange sizes,
-                       unsigned i);
-  int64_t maxOfSize(unsigned i);
   /// A user array of `role`'s shape (Emit mode), or its dims only.
   Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
 
@@ -216,7 +136,8 @@ private:
   int64_t vectorWidth;
   bool hostMemory; // The host may read the user's arrays (not CUDA).
   const OpLoweringSet &lowerings;
-  std::string name;
+  /// The C functions and their arguments (what the header declares).
+  abi::EntrySignature signature;
   Value batch, seq, encSeq; // index values at the allocation point.
   /// The depth loops' carry buffers, from their plan to their emission.
   llvm::DenseMap<Operation *, SmallVector<Buffer>> loopCarries;
@@ -229,31 +150,6 @@ SmallVector<Value> ModelLowering::shapeForRole(Lowering &l, StringRef role,
       return batch;
     return role == "enc" || role == "d_enc" ? encSeq : seq;
   });
-}
-
-int64_t ModelLowering::maxOfSize(unsigned i) {
-  return model
-      ->getAttrOfType<IntegerAttr>(i == 0 ? "tfc.max_batch" : "tfc.max_seq")
-      .getInt();
-}
-
-Value ModelLowering::sizeOutOfRange(OpBuilder &b, Location loc,
-                                    ValueRange sizes, unsigned i) {
-  auto c = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, v, 64);
-  };
-  Value low =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, sizes[i], c(1));
-  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                     sizes[i], c(maxOfSize(i)));
-  return arith::OrIOp::create(b, loc, low, high);
-}
-
-Value ModelLowering::rangeStatus(OpBuilder &b, Location loc, ValueRange sizes) {
-  Value bad = arith::ConstantIntOp::create(b, loc, 0, 1);
-  for (unsigned i = 0; i < sizes.size(); ++i)
-    bad = arith::OrIOp::create(b, loc, bad, sizeOutOfRange(b, loc, sizes, i));
-  return bad;
 }
 
 void ModelLowering::bindSizes(Lowering &l, ValueRange sizes) {
@@ -277,190 +173,56 @@ Buffer ModelLowering::userBuffer(Lowering &l, Value ptr, StringRef role,
     if (!ptr)
       ptr = LLVM::ZeroOp::create(l.b, l.loc,
                                  LLVM::LLVMPointerType::get(l.b.getContext()));
-    buffer.flat = memrefFromPointer(l.b, l.loc, ptr,
-                                    cast<ShapedType>(type).getElementType(),
-                                    l.product(buffer.dims));
+    buffer.flat = abi::memrefFromPointer(
+        l.b, l.loc, ptr, cast<ShapedType>(type).getElementType(),
+        l.product(buffer.dims));
   });
   return buffer;
 }
 
-ModelLowering::Entry
-ModelLowering::createEntry(OpBuilder &mb, StringRef suffix,
-                           ArrayRef<std::string> pointerNames) {
-  Location loc = model.getLoc();
-  MLIRContext *ctx = model.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = mb.getI64Type(), i32 = mb.getI32Type();
-  bool hasEncoder = Interface(model).hasEncoder;
-  unsigned numPointers = pointerNames.size();
-  // rt, pointers..., workspace, workspace_bytes, batch, seq [, enc_seq].
-  SmallVector<Type> argTypes(numPointers + 2, ptr);
-  argTypes.append(hasEncoder ? 4 : 3, i64);
-  Entry entry;
-  std::string funcName = (name + suffix).str();
-  entry.func = func::FuncOp::create(mb, loc, funcName,
-                                    FunctionType::get(ctx, argTypes, {i32}));
-  entry.func->setAttr("tfc.runtime_handle", UnitAttr::get(ctx));
-  Block *block = entry.func.addEntryBlock();
-  OpBuilder b = OpBuilder::atBlockBegin(block);
-  ValueRange args = block->getArguments();
-  entry.pointers = args.slice(1, numPointers);
-  entry.workspace = args[numPointers + 1];
-  Value workspaceBytes = args[numPointers + 2];
-  entry.sizes = args.drop_front(numPointers + 3);
+Operation *ModelLowering::beginBody(OpBuilder &b,
+                                    abi::EntryPointBuilder &entry) {
+  b.setInsertionPointToStart(entry.validBlock());
+  Operation *marker = arith::ConstantIndexOp::create(b, model.getLoc(), 0);
+  b.setInsertionPointAfter(marker);
+  return marker;
+}
 
-  // Each check: when it fails, its status and message (a printf format
-  // taking up to two i64 values). In priority order: the first failing
-  // check wins (NULL pointers, then sizes, then the workspace).
-  struct Check {
-    Value failed;
-    tfc_status status;
-    std::string format;
-    SmallVector<Value, 2> values;
+LogicalResult ModelLowering::checkArrays(func::FuncOp func,
+                                         const abi::EntryPoint &entry) {
+  auto check = [&](abi::ArraySource source, StringRef role) -> LogicalResult {
+    for (const abi::EntryArgument *arg : entry.arrays())
+      if (arg->source && arg->source->kind == source.kind &&
+          arg->source->index == source.index && arg->name == role)
+        return success();
+    return func.emitOpError() << "has no array " << role << " in " << entry.name
+                              << "'s C signature";
   };
-  SmallVector<Check> checks;
-  Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  SmallVector<std::string> names(pointerNames);
-  names.push_back("workspace");
-  for (unsigned i = 0; i <= numPointers; ++i)
-    checks.push_back({LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
-                                           args[1 + i], null),
-                      TFC_ERR_NULL_POINTER, names[i] + " is NULL"});
-  const char *sizeNames[] = {"batch", "seq", "enc_seq"};
-  for (unsigned i = 0; i < entry.sizes.size(); ++i)
-    checks.push_back({sizeOutOfRange(b, loc, entry.sizes, i),
-                      TFC_ERR_BAD_SHAPE,
-                      llvm::formatv("{0} = %lld is outside [1, {1}]",
-                                    sizeNames[i], maxOfSize(i))
-                          .str(),
-                      {entry.sizes[i]}});
-  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, entry.workspace);
-  checks.push_back(
-      {arith::CmpIOp::create(
-           b, loc, arith::CmpIPredicate::ne,
-           arith::AndIOp::create(b, loc, wsInt,
-                                 arith::ConstantIntOp::create(b, loc, 63, 64)),
-           arith::ConstantIntOp::create(b, loc, 0, 64)),
-       TFC_ERR_WORKSPACE,
-       "workspace 0x%llx is not 64-byte aligned",
-       {wsInt}});
-  // The size the caller must provide: NAME_workspace_size is the same plan
-  // (-1 for out-of-range sizes, caught by a check above).
-  Value needed = func::CallOp::create(b, loc, name + "_workspace_size",
-                                      TypeRange{i64}, entry.sizes)
-                     .getResult(0);
-  checks.push_back(
-      {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, workspaceBytes,
-                             needed),
-       TFC_ERR_WORKSPACE,
-       "workspace_bytes = %lld is below " + name + "_workspace_size(" +
-           (hasEncoder ? "batch, seq, enc_seq" : "batch, seq") + ") = %lld",
-       {workspaceBytes, needed}});
-
-  // Folds the checks, lowest priority first, into the status, the format
-  // and its values of the first failing one.
-  Value zero64 = arith::ConstantIntOp::create(b, loc, 0, 64);
-  Value status = statusOf(b, loc, TFC_OK), format = null;
-  SmallVector<Value, 2> values{zero64, zero64};
-  for (Check &check : llvm::reverse(checks)) {
-    status = arith::SelectOp::create(b, loc, check.failed,
-                                     statusOf(b, loc, check.status), status);
-    format = LLVM::SelectOp::create(
-        b, loc, check.failed,
-        entryString(b, entry, funcName + ": " + check.format), format);
-    for (auto [k, value] : llvm::enumerate(check.values))
-      values[k] =
-          arith::SelectOp::create(b, loc, check.failed, value, values[k]);
-  }
-
-  Value isOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
-                                     statusOf(b, loc, TFC_OK));
-  entry.whenValid = scf::IfOp::create(b, loc, TypeRange{i32}, isOk,
-                                      /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&entry.whenValid.getElseRegion().front());
-  scf::YieldOp::create(b, loc, callRtError(b, loc, status, format, values));
-  b.setInsertionPointAfter(entry.whenValid);
-  func::ReturnOp::create(b, loc, entry.whenValid.getResult(0));
-  b.setInsertionPointToStart(&entry.whenValid.getThenRegion().front());
-  // Allocation arithmetic goes before `marker`, compute after it.
-  entry.marker = arith::ConstantIndexOp::create(b, loc, 0);
-  return entry;
+  Interface iface(func);
+  for (auto [i, role] : llvm::enumerate(iface.argRoles))
+    if (failed(check({abi::ArraySource::Argument, unsigned(i)}, role)))
+      return failure();
+  // @NAME_grad's first result is d_params, updated in place: its argument.
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    if ((func != grad || i != 0) &&
+        failed(check({abi::ArraySource::Result, unsigned(i)}, role)))
+      return failure();
+  return success();
 }
 
-Value ModelLowering::entryString(OpBuilder &b, Entry &entry, StringRef text) {
-  return globalString(
-      b, entry.func.getLoc(),
-      (entry.func.getName() + ".str" + Twine(entry.numStrings++)).str(), text);
-}
-
-Value ModelLowering::checkFinite(
-    Lowering &l, Entry &entry, Value status,
-    ArrayRef<std::tuple<StringRef, Value, Value>> arrays) {
-  if (!hostMemory)
-    return status; // The runtime's scan reads host memory.
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  MLIRContext *ctx = b.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = b.getI64Type();
-  Value function = entryString(b, entry, entry.func.getName());
-  Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
-  for (auto [what, data, numel] : arrays) {
-    Value names = null, ranges = null, numTensors = zero;
-    auto nameList = model->getAttrOfType<ArrayAttr>("tfc.param_names");
-    auto rangeList =
-        model->getAttrOfType<DenseI64ArrayAttr>("tfc.param_ranges");
-    if (what == "d_params" && nameList && rangeList &&
-        rangeList.size() == 2 * int64_t(nameList.size())) {
-      std::string blob;
-      for (Attribute n : nameList) {
-        blob += cast<StringAttr>(n).getValue().str();
-        blob.push_back('\0');
-      }
-      // globalString adds the last NUL; the names keep their own.
-      blob.pop_back();
-      names = entryString(b, entry, blob);
-      auto arrayType = LLVM::LLVMArrayType::get(i64, rangeList.size());
-      std::string symbol =
-          (entry.func.getName() + ".ranges" + Twine(entry.numStrings++)).str();
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(
-            entry.func->getParentOfType<ModuleOp>().getBody());
-        LLVM::GlobalOp::create(
-            b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
-            symbol,
-            DenseElementsAttr::get(
-                RankedTensorType::get({int64_t(rangeList.size())}, i64),
-                rangeList.asArrayRef()));
-      }
-      ranges = LLVM::AddressOfOp::create(b, loc, ptr, symbol);
-      numTensors =
-          arith::ConstantIntOp::create(b, loc, int64_t(nameList.size()), 64);
-    }
-    Value n = arith::IndexCastOp::create(b, loc, i64, numel);
-    status = abi::callRuntimeFunction(
-                 b, loc, abi::runtime::tfc_rt_check_finite,
-                 ValueRange{status, entry.func.getArgument(0), function,
-                            entryString(b, entry, what), data, n, names, ranges,
-                            numTensors})
-                 .getResult();
-  }
-  return status;
-}
-
-Value ModelLowering::bindEntry(Lowering &l, Entry &entry) {
-  bindSizes(l, entry.sizes);
+Value ModelLowering::bindEntry(Lowering &l,
+                               const abi::EntryPointBuilder &entry) {
+  bindSizes(l, entry.sizes());
   Value paramCount;
   l.atAllocationPoint([&] {
     paramCount =
         l.index(model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt());
-    l.setParams(memrefFromPointer(l.b, l.loc, entry.pointers[0],
-                                  l.b.getF32Type(), paramCount));
+    l.setParams(abi::memrefFromPointer(l.b, l.loc, entry.array("params"),
+                                       l.b.getF32Type(), paramCount));
     // The workspace's size is the caller's promise (NAME_workspace_size).
-    l.setWorkspace(memrefFromPointer(l.b, l.loc, entry.workspace,
-                                     l.b.getI8Type(), l.index(INT64_MAX / 2)));
+    l.setWorkspace(abi::memrefFromPointer(l.b, l.loc, entry.workspace(),
+                                          l.b.getI8Type(),
+                                          l.index(INT64_MAX / 2)));
   });
   return paramCount;
 }
@@ -479,9 +241,10 @@ static void eraseDeadPlanCode(func::FuncOp func) {
       op->erase();
 }
 
-void ModelLowering::finishEntry(Lowering &l, Entry &entry) {
-  entry.marker->erase();
-  eraseDeadPlanCode(entry.func);
+void ModelLowering::finishEntry(abi::EntryPointBuilder &entry,
+                                Operation *marker) {
+  marker->erase();
+  eraseDeadPlanCode(entry.function());
 }
 
 LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
@@ -490,30 +253,28 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   for (auto [i, role] : llvm::enumerate(iface.argRoles))
     if (role != "params")
       inputArgs.push_back(i);
-  // params, inputs..., outputs...
-  SmallVector<std::string> pointerNames{"params"};
-  for (unsigned i : inputArgs)
-    pointerNames.push_back(iface.argRoles[i].str());
-  for (StringRef role : iface.resultRoles)
-    pointerNames.push_back(role.str());
-  Entry entry = createEntry(mb, "_forward", pointerNames);
-  OpBuilder b(entry.marker->getContext());
-  b.setInsertionPointAfter(entry.marker);
+  if (failed(checkArrays(model, signature.forward)))
+    return failure();
+  abi::EntryPointBuilder entry(mb, model, signature, signature.forward);
+  OpBuilder b(model.getContext());
+  Operation *marker = beginBody(b, entry);
   Location loc = model.getLoc();
   Lowering l = makeLowering(b, loc);
-  l.setAllocationPoint(entry.marker);
+  l.setAllocationPoint(marker);
   bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
   Value tokens;
-  for (auto [k, i] : llvm::enumerate(inputArgs)) {
-    inputs.push_back(userBuffer(l, entry.pointers[1 + k], iface.argRoles[i],
+  for (unsigned i : inputArgs) {
+    inputs.push_back(userBuffer(l, entry.array({abi::ArraySource::Argument, i}),
+                                iface.argRoles[i],
                                 model.getArgument(i).getType()));
     if (iface.argRoles[i] == "tokens")
       tokens = inputs.back().flat;
   }
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(userBuffer(l, entry.pointers[1 + inputArgs.size() + i],
-                                 role, model.getResultTypes()[i]));
+    outputs.push_back(
+        userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
+                   role, model.getResultTypes()[i]));
   // The plan: the token check's word, then forward's buffers.
   Buffer tokenCheck = allocateTokenCheck(l);
   if (failed(planForward(l, inputs, outputs)))
@@ -572,28 +333,23 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
         b, loc, i64,
         l.load(tokens,
                arith::IndexCastOp::create(b, loc, b.getIndexType(), firstBad)));
-    std::string format = llvm::formatv("{0}_forward: tokens[%lld] = %lld is "
-                                       "outside [0, {1})",
-                                       name, vocab)
-                             .str();
-    scf::YieldOp::create(
-        b, loc,
-        callRtError(b, loc, statusOf(b, loc, TFC_ERR_BAD_ARGUMENT),
-                    entryString(b, entry, format), {firstBad, id}));
-  } else {
+    std::string format =
+        llvm::formatv("tokens[%lld] = %lld is outside [0, {0})", vocab).str();
     scf::YieldOp::create(b, loc,
-                         ValueRange{statusOf(b, loc, TFC_ERR_BAD_ARGUMENT)});
+                         entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT, format,
+                                           {firstBad, id}));
+  } else {
+    scf::YieldOp::create(
+        b, loc, ValueRange{abi::statusConstant(b, loc, TFC_ERR_BAD_ARGUMENT)});
   }
   b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
   if (failed(emitForwardBody(l, inputs, outputs)))
     return failure();
-  SmallVector<std::tuple<StringRef, Value, Value>> written;
-  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    written.emplace_back(role, entry.pointers[1 + inputArgs.size() + i],
-                         l.product(outputs[i].dims));
   scf::YieldOp::create(
-      b, loc, checkFinite(l, entry, statusOf(b, loc, TFC_OK), written));
-  finishEntry(l, entry);
+      b, loc, entry.finiteStatus(b, loc, [&](const abi::EntryArgument &arg) {
+        return l.product(outputs[arg.source->index].dims);
+      }));
+  finishEntry(entry, marker);
   return success();
 }
 
@@ -672,28 +428,20 @@ Buffer ModelLowering::allocateTokenCheck(Lowering &l) {
 
 LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Interface iface(grad);
-  // params, d_outputs..., d_inputs..., d_params (docs/abi.md).
+  // @NAME_grad(params, d_outputs..., d_params) -> (d_params, d_inputs...).
   SmallVector<unsigned> dOutputArgs;
-  unsigned dParamsArg = 0;
-  for (auto [i, role] : llvm::enumerate(iface.argRoles)) {
-    if (role == "d_params")
-      dParamsArg = i;
-    else if (role != "params")
+  for (auto [i, role] : llvm::enumerate(iface.argRoles))
+    if (role != "d_params" && role != "params")
       dOutputArgs.push_back(i);
-  }
   unsigned numDInputs = grad.getNumResults() - 1;
-  SmallVector<std::string> pointerNames{"params"};
-  for (unsigned i : dOutputArgs)
-    pointerNames.push_back(iface.argRoles[i].str());
-  for (unsigned k = 0; k < numDInputs; ++k)
-    pointerNames.push_back(iface.resultRoles[1 + k].str());
-  pointerNames.push_back("d_params");
-  Entry entry = createEntry(mb, "_backward", pointerNames);
-  OpBuilder b(entry.marker->getContext());
-  b.setInsertionPointAfter(entry.marker);
+  if (failed(checkArrays(grad, *signature.backward)))
+    return failure();
+  abi::EntryPointBuilder entry(mb, model, signature, *signature.backward);
+  OpBuilder b(model.getContext());
+  Operation *marker = beginBody(b, entry);
   Location loc = model.getLoc();
   Lowering l = makeLowering(b, loc);
-  l.setAllocationPoint(entry.marker);
+  l.setAllocationPoint(marker);
   Value paramCount = bindEntry(l, entry);
 
   // Forward's plan: the saved slots are where forward left them, and
@@ -702,33 +450,33 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
     return failure();
 
   SmallVector<Buffer> dOutputs, dInputs;
-  for (auto [k, i] : llvm::enumerate(dOutputArgs))
-    dOutputs.push_back(userBuffer(l, entry.pointers[1 + k], iface.argRoles[i],
-                                  grad.getArgument(i).getType()));
+  for (unsigned i : dOutputArgs)
+    dOutputs.push_back(
+        userBuffer(l, entry.array({abi::ArraySource::Argument, i}),
+                   iface.argRoles[i], grad.getArgument(i).getType()));
   for (unsigned k = 0; k < numDInputs; ++k)
-    dInputs.push_back(userBuffer(l, entry.pointers[1 + dOutputArgs.size() + k],
-                                 iface.resultRoles[1 + k],
-                                 grad.getResultTypes()[1 + k]));
+    dInputs.push_back(
+        userBuffer(l, entry.array({abi::ArraySource::Result, 1 + k}),
+                   iface.resultRoles[1 + k], grad.getResultTypes()[1 + k]));
   Buffer dParams;
   l.atAllocationPoint([&] {
     dParams.dims = {paramCount};
-    dParams.flat = memrefFromPointer(b, loc, entry.pointers.back(),
-                                     b.getF32Type(), paramCount);
+    dParams.flat = abi::memrefFromPointer(b, loc, entry.array("d_params"),
+                                          b.getF32Type(), paramCount);
   });
   if (failed(planBackward(l, dOutputs, dParams)))
     return failure();
   l.setPhase(Lowering::Phase::Emit);
   if (failed(emitBackwardBody(l, dInputs)))
     return failure();
-  SmallVector<std::tuple<StringRef, Value, Value>> written;
-  for (unsigned k = 0; k < numDInputs; ++k)
-    written.emplace_back(iface.resultRoles[1 + k],
-                         entry.pointers[1 + dOutputArgs.size() + k],
-                         l.product(dInputs[k].dims));
-  written.emplace_back("d_params", entry.pointers.back(), paramCount);
+  // The written arrays: the d_inputs (results 1...) and d_params.
   scf::YieldOp::create(
-      b, loc, checkFinite(l, entry, statusOf(b, loc, TFC_OK), written));
-  finishEntry(l, entry);
+      b, loc, entry.finiteStatus(b, loc, [&](const abi::EntryArgument &arg) {
+        if (arg.source->kind == abi::ArraySource::Result)
+          return l.product(dInputs[arg.source->index - 1].dims);
+        return paramCount;
+      }));
+  finishEntry(entry, marker);
   return success();
 }
 
@@ -768,30 +516,17 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
   auto i64 = mb.getI64Type();
-  SmallVector<Type> argTypes(Interface(model).hasEncoder ? 3 : 2, i64);
-  auto func = func::FuncOp::create(mb, loc, name + "_workspace_size",
-                                   FunctionType::get(ctx, argTypes, {i64}));
+  abi::EntryPointBuilder entry(mb, model, signature, signature.workspaceSize);
   OpBuilder b(ctx);
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  ValueRange sizes = entry->getArguments();
-  auto ifBad =
-      scf::IfOp::create(b, loc, TypeRange{i64}, rangeStatus(b, loc, sizes),
-                        /*withElseRegion=*/true);
-  b.setInsertionPointToStart(&ifBad.getThenRegion().front());
-  scf::YieldOp::create(
-      b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, -1, 64)});
-  b.setInsertionPointToStart(&ifBad.getElseRegion().front());
-
-  Operation *marker = arith::ConstantIndexOp::create(b, loc, 0);
+  Operation *marker = beginBody(b, entry);
   Lowering l = makeLowering(b, loc);
   l.setAllocationPoint(marker);
-  bindSizes(l, sizes);
+  bindSizes(l, entry.sizes());
   // The plans of the entry points: a null workspace, whose views are dead.
   l.atAllocationPoint([&] {
     Value null = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
-    l.setWorkspace(
-        memrefFromPointer(b, loc, null, b.getI8Type(), l.index(INT64_MAX / 2)));
+    l.setWorkspace(abi::memrefFromPointer(b, loc, null, b.getI8Type(),
+                                          l.index(INT64_MAX / 2)));
   });
   // Forward's buffers, then (for training) backward's after them.
   if (failed(planForwardOnly(l)))
@@ -810,7 +545,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
       Value null =
           LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
       dParams.flat =
-          memrefFromPointer(b, loc, null, b.getF32Type(), dParams.dims[0]);
+          abi::memrefFromPointer(b, loc, null, b.getF32Type(), dParams.dims[0]);
     });
     if (failed(planBackward(l, dOutputs, dParams)))
       return failure();
@@ -820,10 +555,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
     total = arith::IndexCastOp::create(b, loc, i64, l.currentOffset());
   });
   scf::YieldOp::create(b, loc, total);
-  marker->erase();
-  b.setInsertionPointAfter(ifBad);
-  func::ReturnOp::create(b, loc, ifBad.getResult(0));
-  eraseDeadPlanCode(func);
+  finishEntry(entry, marker);
   return success();
 }
 
@@ -1026,7 +758,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
       if (func->hasAttr("tfc.model"))
         models.push_back(func);
     if (!models.empty())
-      declareRuntimeFunctions(module);
+      abi::declareEntryRuntimeFunctions(module);
     OpLoweringSet lowerings;
     populateTfcLowerings(lowerings);
     for (func::FuncOp model : models) {

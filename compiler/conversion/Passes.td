@@ -19,6 +19,10 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
       workspace must have: the plan of the entry points alone, so the two
       can never disagree.
 
+    The C functions themselves (argument order from abi/EntrySignature.h,
+    the argument checks and their messages, the finite checks) are built by
+    abi/EntryPoints.h; this pass plans and emits their bodies.
+
     Each tfc op is lowered by its OpLowering (OpLowering.h), in two phases
     per entry point: every op's plan reserves its results and scratch, then
     every op's emit writes its loops into them.

@@ -12,6 +12,7 @@
 #include "tools/driver/Driver.h"
 
 #include "abi/EntrySignature.h"
+#include "abi/HeaderEmitter.h"
 #include "abi/ParamLayout.h"
 #include "conversion/cuda/CudaPipeline.h"
 #include "conversion/Passes.h"
@@ -21,7 +22,6 @@
 #include "kernels/cuda/CudaArch.h"
 #include "target/CudaTarget.h"
 #include "target/CudaToolkit.h"
-#include "target/HeaderEmitter.h"
 #include "target/ObjectEmitter.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "transforms/FusionPipeline.h"

@@ -6,6 +6,20 @@
  * like determinism.c (-DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME
  * -DTFC_UNAME=UPPER_NAME).
  *
+ * With -DTFC_CUDA_EMU, for a CUDA build run on the CPU emulator of the
+ * driver (TFC_CUDA_DRIVER=libtfc_cuda_emu.so, test/emu/cuda_emu.c): the
+ * arrays are device memory (tfc_cuda_malloc and copies), but the workspace
+ * is the same guarded host mapping, passed as the device pointer. That is
+ * only valid under the emulator, whose device memory is host memory (its
+ * cuMemAlloc is aligned_alloc, its kernels dereference device pointers on
+ * the CPU and its copies are memcpy), and it is what lets a guard page sit
+ * where the device workspace ends: cuMemAlloc's own blocks have none.
+ *
+ * WG_SHORT=N (environment; a multiple of 64) moves the guard N bytes into
+ * the workspace while still passing the full workspace_bytes: the test's
+ * own check that a touch of the last N bytes does fault (the guard and,
+ * under emulation, the kernels' accesses go through this mapping).
+ *
  *   workspace_guard B:S[:E] ...   one forward (+ backward) per size, each
  *       printing "B S E: ok WORKSPACE_BYTES" or the failing status. */
 
@@ -50,10 +64,41 @@ static float *floats(size_t n, uint32_t seed) {
   return v;
 }
 
+#ifdef TFC_CUDA_EMU
+#define CONTEXT NULL /* the default stream */
+/* A device copy of `bytes` of `host`. */
+static void *on_device(const void *host, size_t bytes) {
+  void *d = NULL;
+  if (tfc_cuda_malloc(&d, bytes) != TFC_OK ||
+      tfc_cuda_memcpy_to_device(d, host, bytes) != TFC_OK) {
+    fprintf(stderr, "device copy: %s\n", tfc_last_error());
+    exit(1);
+  }
+  return d;
+}
+static void off_device(void *d) { tfc_cuda_free(d); }
+#else
+#define CONTEXT NULL /* the default runtime */
+static void *on_device(void *host, size_t bytes) {
+  (void)bytes;
+  return host;
+}
+static void off_device(void *d) { (void)d; }
+#endif
+
 /* `bytes` (a multiple of 64, as every workspace size is) ending right
- * before a PROT_NONE page; the start stays 64-byte aligned. */
+ * before a PROT_NONE page (WG_SHORT bytes before it); the start stays
+ * 64-byte aligned. */
 static void *guarded(size_t bytes, void **mapping, size_t *mapped) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const char *short_env = getenv("WG_SHORT");
+  size_t cut = short_env ? (size_t)strtoull(short_env, NULL, 10) : 0;
+  if (cut % 64 != 0 || cut >= bytes) {
+    fprintf(stderr, "WG_SHORT=%zu: not a multiple of 64 below %zu\n", cut,
+            bytes);
+    exit(2);
+  }
+  bytes -= cut;
   size_t data = (bytes + page - 1) / page * page;
   *mapped = data + page;
   char *base = mmap(NULL, *mapped, PROT_READ | PROT_WRITE,
@@ -103,16 +148,31 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
   void *mapping;
   size_t mapped;
   void *ws = guarded((size_t)ws_bytes, &mapping, &mapped);
-  int32_t status = FN(_forward)(NULL, params, in,
+  /* The arguments: the host arrays themselves, or device copies. */
+#if HAS_EMBEDDING
+  void *in_arg = on_device(in, sizeof(int32_t) * rows);
+#else
+  void *in_arg = on_device(in, sizeof(float) * rows * D_MODEL);
+#endif
 #if HAS_CROSS
-                                enc,
+  void *enc_arg = on_device(enc, sizeof(float) * enc_rows * D_MODEL);
 #endif
 #if HAS_LOSS
-                                targets,
+  void *targets_arg = on_device(targets, sizeof(int32_t) * rows);
+  void *loss_arg = on_device(&loss, sizeof(float));
 #endif
-                                out,
+  void *out_arg = on_device(out, sizeof(float) * rows * OUT_WIDTH);
+  void *params_arg = on_device((void *)params, sizeof(float) * n_params);
+  int32_t status = FN(_forward)(CONTEXT, params_arg, in_arg,
+#if HAS_CROSS
+                                enc_arg,
+#endif
 #if HAS_LOSS
-                                &loss,
+                                targets_arg,
+#endif
+                                out_arg,
+#if HAS_LOSS
+                                loss_arg,
 #endif
                                 ws, ws_bytes, B, S
 #if HAS_CROSS
@@ -131,23 +191,43 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
 #if HAS_CROSS
   float *d_enc = floats(enc_rows * D_MODEL, 6);
 #endif
-  if (status == TFC_OK)
-    status = FN(_backward)(NULL, params,
+  void *d_params_arg = on_device(d_params, sizeof(float) * n_params);
 #if !HAS_LOSS
-                           d_out,
+  void *d_out_arg = on_device(d_out, sizeof(float) * rows * OUT_WIDTH);
 #endif
 #if !HAS_EMBEDDING
-                           d_x,
+  void *d_x_arg = on_device(d_x, sizeof(float) * rows * D_MODEL);
 #endif
 #if HAS_CROSS
-                           d_enc,
+  void *d_enc_arg = on_device(d_enc, sizeof(float) * enc_rows * D_MODEL);
 #endif
-                           d_params, ws, ws_bytes, B, S
+  if (status == TFC_OK)
+    status = FN(_backward)(CONTEXT, params_arg,
+#if !HAS_LOSS
+                           d_out_arg,
+#endif
+#if !HAS_EMBEDDING
+                           d_x_arg,
+#endif
+#if HAS_CROSS
+                           d_enc_arg,
+#endif
+                           d_params_arg, ws, ws_bytes, B, S
 #if HAS_CROSS
                            ,
                            E
 #endif
     );
+  off_device(d_params_arg);
+#if !HAS_LOSS
+  off_device(d_out_arg);
+#endif
+#if !HAS_EMBEDDING
+  off_device(d_x_arg);
+#endif
+#if HAS_CROSS
+  off_device(d_enc_arg);
+#endif
   free(d_params);
 #if !HAS_LOSS
   free(d_out);
@@ -158,6 +238,19 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
 #if HAS_CROSS
   free(d_enc);
 #endif
+#endif
+#ifdef TFC_CUDA_EMU
+  /* Launch failures surface here (the emulator's launches are synchronous
+   * anyway). */
+  if (status == TFC_OK)
+    status = tfc_cuda_synchronize(NULL);
+#endif
+  off_device(in_arg), off_device(out_arg), off_device(params_arg);
+#if HAS_CROSS
+  off_device(enc_arg);
+#endif
+#if HAS_LOSS
+  off_device(targets_arg), off_device(loss_arg);
 #endif
   if (status == TFC_OK)
     printf("%lld %lld %lld: ok %lld\n", (long long)B, (long long)S,

@@ -1,7 +1,7 @@
 //===- HeaderEmitter.h - The C header and layout JSON -----------*- C++ -*-===//
 
-#ifndef TFC_TARGET_HEADEREMITTER_H
-#define TFC_TARGET_HEADEREMITTER_H
+#ifndef TFC_ABI_HEADEREMITTER_H
+#define TFC_ABI_HEADEREMITTER_H
 
 #include "abi/EntrySignature.h"
 #include "abi/ParamLayout.h"
@@ -23,4 +23,4 @@ std::string emitLayoutJson(const spec::Spec &spec, const ParamLayout &layout);
 
 } // namespace tfc
 
-#endif // TFC_TARGET_HEADEREMITTER_H
+#endif // TFC_ABI_HEADEREMITTER_H

@@ -1,6 +1,6 @@
 //===- HeaderEmitter.cpp - The C header and layout JSON ---------*- C++ -*-===//
 
-#include "target/HeaderEmitter.h"
+#include "abi/HeaderEmitter.h"
 #include "abi/RuntimeAbi.h"
 
 #include "llvm/Support/Format.h"
