@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conversion/cuda/CudaPipeline.h"
 #include "conversion/Passes.h"
+#include "conversion/cuda/CudaPipeline.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "transforms/Passes.h"
 
