@@ -1,5 +1,4 @@
-//===- Elementwise.cpp - Loops over every element or row
-//--------------------===//
+//===- Elementwise.cpp - Loops over every element or row ------------------===//
 
 #include "kernels/Elementwise.h"
 

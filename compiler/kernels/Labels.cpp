@@ -1,5 +1,4 @@
-//===- Labels.cpp - Class ids of a cross-entropy
-//----------------------------===//
+//===- Labels.cpp - Class ids of a cross-entropy --------------------------===//
 
 #include "kernels/Labels.h"
 

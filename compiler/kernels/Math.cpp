@@ -1,5 +1,4 @@
-//===- Math.cpp - The pointwise math kernels share
-//--------------------------===//
+//===- Math.cpp - The pointwise math kernels share ------------------------===//
 
 #include "kernels/Math.h"
 

@@ -1,5 +1,4 @@
-//===- Softmax.cpp - Softmax rows
-//-------------------------------------------===//
+//===- Softmax.cpp - Softmax rows -----------------------------------------===//
 
 #include "kernels/Softmax.h"
 #include "kernels/RowLoops.h"
