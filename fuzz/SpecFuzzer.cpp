@@ -42,6 +42,8 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.ffn.multipleOf == b.ffn.multipleOf &&
       a.attention.mask == b.attention.mask &&
       a.attention.cross == b.attention.cross &&
+      a.attention.nKvHeads == b.attention.nKvHeads &&
+      a.attention.headDim == b.attention.headDim &&
       a.embedding.has_value() == b.embedding.has_value() &&
       a.head.has_value() == b.head.has_value() &&
       a.init.scheme == b.init.scheme && a.init.std == b.init.std &&

@@ -95,6 +95,8 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   };
   define("D_MODEL", spec.model.dModel);
   define("N_HEADS", spec.model.nHeads);
+  define("N_KV_HEADS", spec.attention.nKvHeads);
+  define("HEAD_DIM", spec.attention.headDim);
   define("D_FF", spec.model.dFF);
   define("DEPTH", spec.model.depth);
   define("MAX_SEQ", spec.model.maxSeq);

@@ -51,14 +51,16 @@ public:
     if (spec.norm.type == NormType::LayerNorm)
       vector(name + ".bias", spec.model.dModel, InitKind::Zeros);
   }
-  /// Q, K, V, O; DeepNorm scales V and O (not Q, K) by beta.
+  /// Q, K, V, O; DeepNorm scales V and O (not Q, K) by beta. Q and O are
+  /// n_heads heads wide, K and V n_kv_heads.
   void attention(const std::string &name) {
-    int64_t d = spec.model.dModel;
+    int64_t d = spec.model.dModel, dh = spec.attention.headDim;
+    int64_t q = spec.model.nHeads * dh, kv = spec.attention.nKvHeads * dh;
     double beta = spec.norm.deepnormBeta;
-    linear(name + ".wq", d, d);
-    linear(name + ".wk", d, d);
-    linear(name + ".wv", d, d, beta);
-    linear(name + ".wo", d, d, beta);
+    linear(name + ".wq", d, q);
+    linear(name + ".wk", d, kv);
+    linear(name + ".wv", d, kv, beta);
+    linear(name + ".wo", q, d, beta);
   }
 
   int64_t size = 0;

@@ -79,6 +79,82 @@ struct MergeHeadsLowering : TfcOpLowering<MergeHeadsLowering, MergeHeadsOp> {
   }
 };
 
+/// [b, g, t, dh] -> [b, h, t, dh]: one parallel iteration per result row
+/// copies it from the input head that serves it.
+struct RepeatHeadsLowering : TfcOpLowering<RepeatHeadsLowering, RepeatHeadsOp> {
+  LogicalResult plan(RepeatHeadsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    l.allocateResult(op.getResult(),
+                     {in.dims[0],
+                      l.allocIndex(op.getResult().getType().getDimSize(1)),
+                      in.dims[2], in.dims[3]});
+    return success();
+  }
+  LogicalResult emit(RepeatHeadsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput()), out = l.lookup(op.getResult());
+    Value groups = in.dims[1], heads = out.dims[1], seq = out.dims[2],
+          width = out.dims[3];
+    Value group = arith::DivUIOp::create(l.b, l.loc, heads, groups);
+    l.parallelFor(l.product({out.dims[0], heads, seq}), [&](Value row) {
+      // row = (batch * heads + h) * seq + t.
+      Value t = arith::RemUIOp::create(l.b, l.loc, row, seq);
+      Value bh = arith::DivUIOp::create(l.b, l.loc, row, seq);
+      Value h = arith::RemUIOp::create(l.b, l.loc, bh, heads);
+      Value batch = arith::DivUIOp::create(l.b, l.loc, bh, heads);
+      Value g = arith::DivUIOp::create(l.b, l.loc, h, group);
+      Value inRow = l.add(l.mul(l.add(l.mul(batch, groups), g), seq), t);
+      Value inBase = l.mul(inRow, width), outBase = l.mul(row, width);
+      l.forLoop(l.index(0), width, [&](Value d) {
+        l.store(l.load(in.flat, l.add(inBase, d)), out.flat, l.add(outBase, d));
+      });
+    });
+    return success();
+  }
+};
+
+/// [b, h, t, dh] -> [b, g, t, dh]: one parallel iteration per result row
+/// adds its group's input rows in head order.
+struct SumHeadGroupsLowering
+    : TfcOpLowering<SumHeadGroupsLowering, SumHeadGroupsOp> {
+  LogicalResult plan(SumHeadGroupsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    l.allocateResult(op.getResult(),
+                     {in.dims[0],
+                      l.allocIndex(op.getResult().getType().getDimSize(1)),
+                      in.dims[2], in.dims[3]});
+    return success();
+  }
+  LogicalResult emit(SumHeadGroupsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput()), out = l.lookup(op.getResult());
+    Value heads = in.dims[1], groups = out.dims[1], seq = out.dims[2],
+          width = out.dims[3];
+    Value group = arith::DivUIOp::create(l.b, l.loc, heads, groups);
+    l.parallelFor(l.product({out.dims[0], groups, seq}), [&](Value row) {
+      // row = (batch * groups + g) * seq + t; the group's first input row
+      // is ((batch * heads + g * group) * seq + t), the next `seq` on.
+      Value t = arith::RemUIOp::create(l.b, l.loc, row, seq);
+      Value bg = arith::DivUIOp::create(l.b, l.loc, row, seq);
+      Value g = arith::RemUIOp::create(l.b, l.loc, bg, groups);
+      Value batch = arith::DivUIOp::create(l.b, l.loc, bg, groups);
+      Value first =
+          l.add(l.mul(l.add(l.mul(batch, heads), l.mul(g, group)), seq), t);
+      Value headStride = l.mul(seq, width), outBase = l.mul(row, width);
+      l.forLoop(l.index(0), width, [&](Value d) {
+        Value start = l.add(l.mul(first, width), d);
+        SmallVector<Value> sum =
+            l.forLoop(l.index(0), group, ValueRange{l.f32(0.0)},
+                      [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                        Value x =
+                            l.load(in.flat, l.add(start, l.mul(j, headStride)));
+                        return {arith::AddFOp::create(l.b, l.loc, acc[0], x)};
+                      });
+        l.store(sum[0], out.flat, l.add(outBase, d));
+      });
+    });
+    return success();
+  }
+};
+
 } // namespace
 
 /// A dense [batch, rows, cols] matrix as a MatrixRef.
@@ -196,6 +272,7 @@ struct SoftmaxLowering : ShapePreservingLowering<SoftmaxLowering, SoftmaxOp> {
 } // namespace
 
 void mlir::tfc::populateAttentionLowerings(OpLoweringSet &set) {
-  set.add<SplitHeadsLowering, MergeHeadsLowering, AttentionScoresLowering,
+  set.add<SplitHeadsLowering, MergeHeadsLowering, RepeatHeadsLowering,
+          SumHeadGroupsLowering, AttentionScoresLowering,
           AttentionContextLowering, MaskLowering, SoftmaxLowering>();
 }

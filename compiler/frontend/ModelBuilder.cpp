@@ -51,8 +51,8 @@ private:
     return RankedTensorType::get(
         {ShapedType::kDynamic, ShapedType::kDynamic, width}, b.getF32Type());
   }
-  RankedTensorType perHead(int64_t last) {
-    int64_t heads = spec.model.nHeads;
+  /// [batch, heads, seq, last].
+  RankedTensorType perHead(int64_t heads, int64_t last) {
     return RankedTensorType::get(
         {ShapedType::kDynamic, heads, ShapedType::kDynamic, last},
         b.getF32Type());
@@ -147,25 +147,33 @@ Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
 Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
                               bool causal) {
   Part part(*this, blockPart(prefix));
-  int64_t d = spec.model.dModel, dh = spec.model.headDim();
-  auto split = [&](Value v) -> Value {
-    return mlir::tfc::SplitHeadsOp::create(b, loc, perHead(dh), v);
+  int64_t d = spec.model.dModel, dh = spec.attention.headDim;
+  int64_t heads = spec.model.nHeads, kvHeads = spec.attention.nKvHeads;
+  auto split = [&](Value v, int64_t n) -> Value {
+    return mlir::tfc::SplitHeadsOp::create(b, loc, perHead(n, dh), v);
   };
-  Value q = split(linear(u, prefix + ".wq", d));
-  Value k = split(linear(z, prefix + ".wk", d));
-  Value v = split(linear(z, prefix + ".wv", d));
+  // Grouped-query attention: each K/V head serves heads / kvHeads query
+  // heads (tfc-fuse-attention reads them in place).
+  auto shared = [&](Value v) -> Value {
+    if (kvHeads == heads)
+      return v;
+    return mlir::tfc::RepeatHeadsOp::create(b, loc, perHead(heads, dh), v);
+  };
+  Value q = split(linear(u, prefix + ".wq", heads * dh), heads);
+  Value k = shared(split(linear(z, prefix + ".wk", kvHeads * dh), kvHeads));
+  Value v = shared(split(linear(z, prefix + ".wv", kvHeads * dh), kvHeads));
   Value scores = mlir::tfc::AttentionScoresOp::create(
-      b, loc, perHead(ShapedType::kDynamic), q, k);
+      b, loc, perHead(heads, ShapedType::kDynamic), q, k);
   scores = mlir::tfc::ScaleOp::create(b, loc, scores,
                                       b.getF64FloatAttr(1.0 / std::sqrt(dh)));
   if (causal)
     scores =
         mlir::tfc::MaskOp::create(b, loc, scores, mlir::tfc::MaskKind::causal);
   Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
-  Value context =
-      mlir::tfc::AttentionContextOp::create(b, loc, perHead(dh), probs, v);
+  Value context = mlir::tfc::AttentionContextOp::create(
+      b, loc, perHead(heads, dh), probs, v);
   Value merged =
-      mlir::tfc::MergeHeadsOp::create(b, loc, activations(d), context);
+      mlir::tfc::MergeHeadsOp::create(b, loc, activations(heads * dh), context);
   return linear(merged, prefix + ".wo", d);
 }
 

@@ -199,8 +199,11 @@ std::string printSpec(const Spec &s) {
   if (isGated(s.ffn.activation))
     fmt::format_to(it, "multiple_of = {}\n", s.ffn.multipleOf);
 
-  fmt::format_to(it, "\n[attention]\nmask = \"{}\"\ncross = {}\n",
-                 toString(s.attention.mask), tomlBool(s.attention.cross));
+  fmt::format_to(it,
+                 "\n[attention]\nmask = \"{}\"\ncross = {}\nn_kv_heads = {}\n"
+                 "head_dim = {}\n",
+                 toString(s.attention.mask), tomlBool(s.attention.cross),
+                 s.attention.nKvHeads, s.attention.headDim);
 
   if (s.embedding)
     fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",

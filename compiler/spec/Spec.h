@@ -55,7 +55,6 @@ struct ModelSpec {
   /// operands accumulated in f32. Parameters, activations, attention, norms
   /// and the ABI stay f32.
   DType dtype = DType::F32;
-  int64_t headDim() const { return dModel / nHeads; }
 };
 
 struct NormSpec {
@@ -78,6 +77,13 @@ struct FFNSpec {
 struct AttentionSpec {
   MaskKind mask = MaskKind::Causal;
   bool cross = false; // Decoder block: cross-attention on an encoder output.
+  /// Key/value heads (grouped-query attention; 1 = multi-query): each serves
+  /// n_heads / nKvHeads consecutive query heads. Resolved: model.n_heads
+  /// unless given. Cross-attention has the same numbers of heads and width.
+  int64_t nKvHeads = 0;
+  /// The width of one head. Resolved: d_model / n_heads unless given; q is
+  /// n_heads * headDim wide, k and v nKvHeads * headDim.
+  int64_t headDim = 0;
 };
 
 struct EmbeddingSpec {
@@ -119,7 +125,7 @@ struct Spec {
 /// generated code allocate unbounded memory.
 struct Limits {
   static constexpr int64_t maxWidth = 1 << 16; // d_model, d_ff
-  /// d_model / n_heads. The CPU attention kernels keep a row of a head in
+  /// attention.head_dim. The CPU attention kernels keep a row of a head in
   /// vector registers, unrolled over its vectors: compile time grows faster
   /// than linearly with the head dimension (docs/limits.md: ~6 s at 256,
   /// ~15 s at 512, over 10 minutes at 4095). Real models use 64 to 256.
@@ -167,7 +173,8 @@ int64_t paramCount(const Spec &spec);
 /// The validator's conservative upper bound, in bytes, of the workspace the
 /// generated code may ask for at (max_batch, max_seq) (and enc_seq = max_seq),
 /// in every build tfc makes of the spec: forward and backward, fused or not
-/// (--no-fusion, --disable-fusion). With d = d_model, F = d_ff, H = n_heads,
+/// (--no-fusion, --disable-fusion). With d = max(d_model, n_heads * head_dim),
+/// F = d_ff, H = n_heads,
 /// S = max_seq, B = max_batch, V = vocab if there is a [head] (else 0), c = 2
 /// with cross-attention (else 1), P = paramCount:
 ///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S

@@ -51,7 +51,7 @@ const std::vector<SectionSchema> &schema() {
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
       {"ffn", {"activation", "multiple_of"}},
-      {"attention", {"mask", "cross"}},
+      {"attention", {"mask", "cross", "n_kv_heads", "head_dim"}},
       {"embedding", {"vocab", "positions"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -291,6 +291,8 @@ void Reader::read(const toml::table &root, Spec &spec) {
   Section attention = section(root, "attention", false);
   readEnum(attention, "mask", spec.attention.mask, kMasks);
   readBool(attention, "cross", spec.attention.cross);
+  readInt(attention, "n_kv_heads", spec.attention.nKvHeads, Limits::maxWidth);
+  readInt(attention, "head_dim", spec.attention.headDim, Limits::maxWidth);
 
   Section embedding = section(root, "embedding", false);
   if (embedding.table) {

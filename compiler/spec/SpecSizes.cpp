@@ -8,6 +8,8 @@
 
 #include "spec/SpecInternal.h"
 
+#include <algorithm>
+
 namespace tfc::spec {
 namespace detail {
 namespace {
@@ -46,8 +48,10 @@ Checked norm(const Spec &s) {
 
 /// One block's floats, in the order of docs/abi.md.
 Checked blockParams(const Spec &s) {
-  int64_t d = s.model.dModel, f = s.model.dFF;
-  Checked attention = norm(s) + Checked(4) * linear(s, d, d);
+  int64_t d = s.model.dModel, f = s.model.dFF, dh = s.attention.headDim;
+  int64_t q = s.model.nHeads * dh, kv = s.attention.nKvHeads * dh;
+  Checked attention = norm(s) + linear(s, d, q) +
+                      Checked(2) * linear(s, d, kv) + linear(s, q, d);
   Checked block = attention;
   if (s.attention.cross)
     block += attention; // cross_norm and cross.{wq,wk,wv,wo}
@@ -79,7 +83,9 @@ bool checkedParamCount(const Spec &s, int64_t &count) {
 
 bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
   // The formula is documented at workspaceBound in Spec.h.
-  int64_t d = s.model.dModel, f = s.model.dFF, h = s.model.nHeads;
+  // Per-token buffers scale with the widest of d_model and the heads' width.
+  int64_t h = s.model.nHeads, f = s.model.dFF;
+  int64_t d = std::max(s.model.dModel, h * s.attention.headDim);
   int64_t seq = s.model.maxSeq;
   int64_t attentions = s.attention.cross ? 2 : 1;
   int64_t vocab = s.head && s.embedding ? s.embedding->vocab : 0;

@@ -54,15 +54,41 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
   };
   ModelSpec &m = spec.model;
 
-  if (m.dModel % m.nHeads != 0)
+  AttentionSpec &attn = spec.attention;
+  if (sources.has("attention.head_dim")) {
+    if (attn.headDim > Limits::maxHeadDim)
+      error("attention.head_dim",
+            fmt::format("head_dim = {} is over the limit of {}", attn.headDim,
+                        Limits::maxHeadDim));
+  } else if (m.dModel % m.nHeads != 0) {
     error("model.n_heads",
-          fmt::format("d_model = {} is not divisible by n_heads = {}", m.dModel,
-                      m.nHeads));
-  else if (m.headDim() > Limits::maxHeadDim)
-    error("model.n_heads",
-          fmt::format("the head dimension d_model / n_heads = {} / {} is {}, "
-                      "over the limit of {}; use more heads",
-                      m.dModel, m.nHeads, m.headDim(), Limits::maxHeadDim));
+          fmt::format("d_model = {} is not divisible by n_heads = {}; set "
+                      "'attention.head_dim'",
+                      m.dModel, m.nHeads));
+  } else {
+    attn.headDim = m.dModel / m.nHeads;
+    if (attn.headDim > Limits::maxHeadDim)
+      error("model.n_heads",
+            fmt::format("the head dimension d_model / n_heads = {} / {} is "
+                        "{}, over the limit of {}; use more heads",
+                        m.dModel, m.nHeads, attn.headDim, Limits::maxHeadDim));
+  }
+  if (!sources.has("attention.n_kv_heads"))
+    attn.nKvHeads = m.nHeads;
+  else if (attn.nKvHeads > m.nHeads)
+    error("attention.n_kv_heads",
+          fmt::format("n_kv_heads = {} is more than n_heads = {}",
+                      attn.nKvHeads, m.nHeads));
+  else if (m.nHeads % attn.nKvHeads != 0)
+    error("attention.n_kv_heads",
+          fmt::format("n_heads = {} is not a multiple of n_kv_heads = {}",
+                      m.nHeads, attn.nKvHeads));
+  if (int64_t(m.nHeads) * attn.headDim > Limits::maxWidth)
+    error(sources.has("attention.head_dim") ? "attention.head_dim"
+                                            : "model.n_heads",
+          fmt::format("the query width n_heads * head_dim = {} * {} is over "
+                      "the limit of {}",
+                      m.nHeads, attn.headDim, Limits::maxWidth));
 
   Activation act = spec.ffn.activation;
   if (sources.has("ffn.multiple_of") && !isGated(act))

@@ -98,6 +98,22 @@ LogicalResult MergeHeadsOp::buildGradients(OpBuilder &b,
   return success();
 }
 
+LogicalResult RepeatHeadsOp::buildGradients(OpBuilder &b,
+                                            GradientContext &context) {
+  if (Value dy = outputGrad(context))
+    context.addGrad(getInput(), SumHeadGroupsOp::create(
+                                    b, getLoc(), getInput().getType(), dy));
+  return success();
+}
+
+LogicalResult SumHeadGroupsOp::buildGradients(OpBuilder &b,
+                                              GradientContext &context) {
+  if (Value dy = outputGrad(context))
+    context.addGrad(getInput(), RepeatHeadsOp::create(
+                                    b, getLoc(), getInput().getType(), dy));
+  return success();
+}
+
 LogicalResult AttentionScoresOp::buildGradients(OpBuilder &b,
                                                 GradientContext &context) {
   Value ds = outputGrad(context);

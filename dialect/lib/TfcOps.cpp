@@ -213,6 +213,40 @@ LogicalResult MergeHeadsOp::verify() {
                          getInput().getType(), "input");
 }
 
+/// `few` heads [b, g, t, dh] shared by `many` [b, h, t, dh]: same batch, seq
+/// and head width, static head counts with g dividing h.
+static LogicalResult verifyHeadGroups(Operation *op, RankedTensorType few,
+                                      StringRef fewName, RankedTensorType many,
+                                      StringRef manyName) {
+  if (few.getRank() != 4 || many.getRank() != 4)
+    return op->emitOpError("input and result must be rank 4 "
+                           "[batch, heads, seq, head width]");
+  int64_t g = few.getDimSize(1), h = many.getDimSize(1);
+  if (ShapedType::isDynamic(g) || ShapedType::isDynamic(h))
+    return op->emitOpError("head counts must be static");
+  if (h % g != 0)
+    return op->emitOpError()
+           << manyName << " heads (" << h << ") must be a multiple of "
+           << fewName << " heads (" << g << ")";
+  for (int64_t i : {0, 2, 3})
+    if (!dimsAgree(few.getDimSize(i), many.getDimSize(i)))
+      return op->emitOpError()
+             << fewName << " dimension " << i << " ("
+             << dimStr(few.getDimSize(i)) << ") does not match " << manyName
+             << " dimension " << i << " (" << dimStr(many.getDimSize(i)) << ")";
+  return success();
+}
+
+LogicalResult RepeatHeadsOp::verify() {
+  return verifyHeadGroups(*this, getInput().getType(), "input",
+                          getResult().getType(), "result");
+}
+
+LogicalResult SumHeadGroupsOp::verify() {
+  return verifyHeadGroups(*this, getResult().getType(), "result",
+                          getInput().getType(), "input");
+}
+
 /// For ops contracting two per-head tensors: all rank 4, same batch and heads.
 static LogicalResult verifyPerHead(Operation *op, ValueRange values,
                                    ArrayRef<StringRef> names) {

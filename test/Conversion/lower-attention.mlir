@@ -36,6 +36,37 @@ func.func @heads(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// Grouped-query K/V: repeat_heads copies each result row [b, 6, t, 4] from
+// the input head h / (6 / 2) that serves it (a workspace view); its
+// gradient sums each group of 3 heads in head order, a sequential loop
+// carrying the sum.
+// CHECK-LABEL: func.func @head_groups_forward(
+// CHECK:         %[[R:.*]] = memref.view
+// CHECK:         %[[G:.*]] = arith.divui %c6, %c2
+// CHECK:         scf.parallel
+// CHECK:           arith.divui %{{.*}}, %[[G]] : index
+// CHECK:           scf.for
+// CHECK:             memref.load
+// CHECK-NEXT:        memref.store %{{.*}}, %[[R]][
+// CHECK:         } {tfc.kernel = "repeat_heads"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK:             scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:               %[[X:.*]] = memref.load %[[R]][
+// CHECK-NEXT:          arith.addf %[[ACC]], %[[X]] : f32
+// CHECK:         } {tfc.kernel = "sum_head_groups"}
+func.func @head_groups(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x2x?x4xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "head_groups", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %r = tfc.repeat_heads %x : tensor<?x2x?x4xf32> -> tensor<?x6x?x4xf32>
+  %y = tfc.sum_head_groups %r : tensor<?x6x?x4xf32> -> tensor<?x2x?x4xf32>
+  return %y : tensor<?x2x?x4xf32>
+}
+
+// -----
+
 // Every intermediate [b, h, s, t] is a workspace view: scores, scaled,
 // masked, probabilities, and the two matmuls' panels.
 // CHECK-LABEL: func.func @attention_forward(

@@ -658,3 +658,55 @@ func.func @param_negative_stride(%p: tensor<?xf32>, %l: index) {
   %0 = tfc.param %p[%l] {name = "w", offset = 0 : i64, layer_stride = -5 : i64} : tensor<?xf32> -> tensor<4xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// tfc.repeat_heads, tfc.sum_head_groups
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @repeat_heads_rank(%k: tensor<?x2x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'tfc.repeat_heads' op input and result must be rank 4 [batch, heads, seq, head width]}}
+  %0 = tfc.repeat_heads %k : tensor<?x2x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func.func @repeat_heads_dynamic(%k: tensor<?x?x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'tfc.repeat_heads' op head counts must be static}}
+  %0 = tfc.repeat_heads %k : tensor<?x?x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func.func @repeat_heads_not_multiple(%k: tensor<?x3x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'tfc.repeat_heads' op result heads (4) must be a multiple of input heads (3)}}
+  %0 = tfc.repeat_heads %k : tensor<?x3x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func.func @repeat_heads_width(%k: tensor<?x2x?x8xf32>) -> tensor<?x4x?x4xf32> {
+  // expected-error @+1 {{'tfc.repeat_heads' op input dimension 3 (8) does not match result dimension 3 (4)}}
+  %0 = tfc.repeat_heads %k : tensor<?x2x?x8xf32> -> tensor<?x4x?x4xf32>
+  return %0 : tensor<?x4x?x4xf32>
+}
+
+// -----
+
+func.func @sum_head_groups_not_multiple(%g: tensor<?x4x?x8xf32>) -> tensor<?x3x?x8xf32> {
+  // expected-error @+1 {{'tfc.sum_head_groups' op input heads (4) must be a multiple of result heads (3)}}
+  %0 = tfc.sum_head_groups %g : tensor<?x4x?x8xf32> -> tensor<?x3x?x8xf32>
+  return %0 : tensor<?x3x?x8xf32>
+}
+
+// -----
+
+func.func @sum_head_groups_seq(%g: tensor<2x4x5x8xf32>) -> tensor<2x2x6x8xf32> {
+  // expected-error @+1 {{'tfc.sum_head_groups' op result dimension 2 (6) does not match input dimension 2 (5)}}
+  %0 = tfc.sum_head_groups %g : tensor<2x4x5x8xf32> -> tensor<2x2x6x8xf32>
+  return %0 : tensor<2x2x6x8xf32>
+}

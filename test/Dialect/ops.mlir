@@ -67,6 +67,16 @@ func.func @attention(%x: tensor<?x?x16xf32>, %enc: tensor<?x?x16xf32>) -> tensor
   return %y : tensor<?x?x16xf32>
 }
 
+// Grouped-query attention: 4 query heads share 2 K/V heads.
+// CHECK-LABEL: func.func @head_groups
+// CHECK:         %[[R:.*]] = tfc.repeat_heads %{{.*}} : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+// CHECK:         tfc.sum_head_groups %[[R]] : tensor<?x4x?x8xf32> -> tensor<?x2x?x8xf32>
+func.func @head_groups(%k: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %r = tfc.repeat_heads %k : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  %s = tfc.sum_head_groups %r : tensor<?x4x?x8xf32> -> tensor<?x2x?x8xf32>
+  return %s : tensor<?x2x?x8xf32>
+}
+
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         tfc.activation #tfc.activation<relu> %{{.*}} : tensor<?x?x32xf32>
 // CHECK:         tfc.activation #tfc.activation<gelu> %{{.*}} : tensor<?x?x32xf32>

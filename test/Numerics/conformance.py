@@ -265,8 +265,41 @@ def bf16_specs():
     ]
 
 
+def head_specs():
+    """[attention] n_kv_heads (grouped-query, multi-query) and head_dim (a
+    query width other than d_model), crossed with the norms, masks,
+    cross-attention, the LM head and bf16."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4}
+    return [
+        SpecCase("gqa_ln_pre_causal", {  # 4 query heads share 2 K/V heads
+            "model": dict(base), "ffn": {"activation": "gelu"},
+            "attention": {"n_kv_heads": 2}}, quick=True),
+        SpecCase("mqa_rms_post_bi", {  # one K/V head for all 4
+            "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm", "position": "post"},
+            "ffn": {"activation": "swiglu"},
+            "attention": {"mask": "bidirectional", "n_kv_heads": 1}}),
+        SpecCase("headdim_wide_deepnorm", {  # 3 heads of 16: q is 48 wide, d_model 24
+            "model": dict(base, d_model=24, n_heads=3, d_ff=40, bias=False),
+            "norm": {"position": "deepnorm"}, "ffn": {"activation": "relu"},
+            "attention": {"head_dim": 16}}, quick=True),
+        SpecCase("gqa_headdim_cross", {  # 6 heads of 5 in 3 groups, d_model 32
+            "model": dict(base, n_heads=6, d_ff=40), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "geglu", "multiple_of": 8},
+            "attention": {"cross": True, "n_kv_heads": 3, "head_dim": 5}}, quick=True),
+        SpecCase("gqa_lm_tied_ce", {  # LLaMA-like: RMSNorm, SwiGLU, no biases
+            "model": dict(base, n_heads=8, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "head_dim": 8},
+            "embedding": {"vocab": 45, "positions": "none"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+        SpecCase("gqa_bf16", {
+            "model": dict(base, dtype="bf16"), "attention": {"n_kv_heads": 2}}),
+    ]
+
+
 def all_specs():
-    return block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs()
+    return (block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
+            head_specs())
 
 
 def _clamp(spec, cases):
@@ -418,7 +451,8 @@ def read_header_txt(path):
 def check_header(spec, info, tensors, has_backward):
     """The header's macros and tensor table against the oracle."""
     cfg = spec.cfg
-    want = {"D_MODEL": cfg.d_model, "N_HEADS": cfg.n_heads, "D_FF": cfg.d_ff,
+    want = {"D_MODEL": cfg.d_model, "N_HEADS": cfg.n_heads, "N_KV_HEADS": cfg.n_kv_heads,
+            "HEAD_DIM": cfg.head_dim, "D_FF": cfg.d_ff,
             "DEPTH": cfg.depth, "MAX_SEQ": cfg.max_seq, "MAX_BATCH": spec.max_batch,
             "VOCAB": cfg.vocab, "HAS_EMBEDDING": int(cfg.has_embedding),
             "HAS_HEAD": int(cfg.has_head), "HAS_LOSS": int(cfg.has_loss),

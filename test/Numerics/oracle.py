@@ -47,7 +47,7 @@ _KEYS = {
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
     "ffn": {"activation", "multiple_of"},
-    "attention": {"mask", "cross"},
+    "attention": {"mask", "cross", "n_kv_heads", "head_dim"},
     "embedding": {"vocab", "positions"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
@@ -101,11 +101,24 @@ class Config:
         # bf16: the linear layers' matmuls (forward and backward) multiply
         # bf16-rounded operands; everything else stays f32 (abi.md).
         self.linear_dtype = choice("model", "dtype", "f32", ("f32", "bf16"))
-        if self.d_model <= 0 or self.n_heads <= 0 or self.d_model % self.n_heads:
-            raise SpecError("d_model must be a positive multiple of n_heads")
+        if self.d_model <= 0 or self.n_heads <= 0:
+            raise SpecError("d_model and n_heads must be positive")
         if self.depth < 1 or self.max_seq < 1:
             raise SpecError("depth and max_seq must be >= 1")
-        self.head_dim = self.d_model // self.n_heads
+        # Heads: head_dim defaults to d_model / n_heads; grouped-query
+        # attention shares each of n_kv_heads K/V heads among
+        # n_heads / n_kv_heads consecutive query heads.
+        head_dim = get("attention", "head_dim")
+        if head_dim is None:
+            if self.d_model % self.n_heads:
+                raise SpecError("d_model must be a multiple of n_heads "
+                                "unless [attention] head_dim is given")
+            head_dim = self.d_model // self.n_heads
+        self.head_dim = int(head_dim)
+        self.n_kv_heads = int(get("attention", "n_kv_heads", self.n_heads))
+        if self.head_dim < 1 or self.n_kv_heads < 1 or \
+                self.n_heads % self.n_kv_heads:
+            raise SpecError("n_heads must be a multiple of n_kv_heads")
 
         self.norm_type = choice("norm", "type", "layernorm", ("layernorm", "rmsnorm"))
         self.position = choice("norm", "position", "pre", ("pre", "post", "deepnorm"))
@@ -197,12 +210,14 @@ def block_tensors(cfg, i):
     d, f = cfg.d_model, cfg.d_ff
     p = f"blocks.{i}."
     t = _norm_tensors(cfg, p + "attn_norm")
-    for w in ("wq", "wk", "wv", "wo"):
-        t += _linear_tensors(cfg, p + "attn." + w, d, d)
+    q, kv = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
+    shapes = (("wq", d, q), ("wk", d, kv), ("wv", d, kv), ("wo", q, d))
+    for w, n_in, n_out in shapes:
+        t += _linear_tensors(cfg, p + "attn." + w, n_in, n_out)
     if cfg.cross:
         t += _norm_tensors(cfg, p + "cross_norm")
-        for w in ("wq", "wk", "wv", "wo"):
-            t += _linear_tensors(cfg, p + "cross." + w, d, d)
+        for w, n_in, n_out in shapes:
+            t += _linear_tensors(cfg, p + "cross." + w, n_in, n_out)
     t += _norm_tensors(cfg, p + "ffn_norm")
     if cfg.gated:
         t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
@@ -345,24 +360,29 @@ class Attention(nn.Module):
         super().__init__()
         d = cfg.d_model
         self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
-        self.wq = Linear(d, d, cfg.bias, dtype)
-        self.wk = Linear(d, d, cfg.bias, dtype)
-        self.wv = Linear(d, d, cfg.bias, dtype)
-        self.wo = Linear(d, d, cfg.bias, dtype)
+        self.n_kv_heads = cfg.n_kv_heads
+        q, kv = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
+        self.wq = Linear(d, q, cfg.bias, dtype)
+        self.wk = Linear(d, kv, cfg.bias, dtype)
+        self.wv = Linear(d, kv, cfg.bias, dtype)
+        self.wo = Linear(q, d, cfg.bias, dtype)
 
     def forward(self, u, z, causal):
         b, s, d = u.shape
         t = z.shape[1]
-        h, dh = self.n_heads, self.head_dim
+        h, g, dh = self.n_heads, self.n_kv_heads, self.head_dim
         q = self.wq(u).view(b, s, h, dh).transpose(1, 2)  # [b, h, s, dh]
-        k = self.wk(z).view(b, t, h, dh).transpose(1, 2)  # [b, h, t, dh]
-        v = self.wv(z).view(b, t, h, dh).transpose(1, 2)
+        k = self.wk(z).view(b, t, g, dh).transpose(1, 2)  # [b, g, t, dh]
+        v = self.wv(z).view(b, t, g, dh).transpose(1, 2)
+        # Query head i reads K/V head i // (h / g) (HF's repeat_kv).
+        k = k.repeat_interleave(h // g, dim=1)  # [b, h, t, dh]
+        v = v.repeat_interleave(h // g, dim=1)
         scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # [b, h, s, t]
         if causal:
             future = torch.ones(s, t, dtype=torch.bool).triu(1)  # j > i
             scores = scores.masked_fill(future, float("-inf"))
         p = torch.softmax(scores, dim=-1)
-        o = (p @ v).transpose(1, 2).reshape(b, s, d)
+        o = (p @ v).transpose(1, 2).reshape(b, s, h * dh)
         return self.wo(o)
 
 

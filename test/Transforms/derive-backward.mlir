@@ -149,6 +149,25 @@ func.func @split_heads(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// Grouped-query attention's K/V copy: its gradient sums each group of
+// query heads back onto the K/V head they share; nothing is saved.
+// CHECK-LABEL: func.func @repeat_heads(
+// CHECK-NOT:     tfc.save
+// CHECK-LABEL: func.func @repeat_heads_grad(
+// CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x4x?x4xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
+// CHECK-NEXT:    %[[DX:.*]] = tfc.sum_head_groups %[[DY]] : tensor<?x4x?x4xf32> -> tensor<?x2x?x4xf32>
+// CHECK-NEXT:    return %[[DP]], %[[DX]] : tensor<?xf32>, tensor<?x2x?x4xf32>
+func.func @repeat_heads(%params: tensor<?xf32> {tfc.role = "params"},
+                        %x: tensor<?x2x?x4xf32> {tfc.role = "x"})
+    -> (tensor<?x4x?x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "repeat_heads", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %y = tfc.repeat_heads %x : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  return %y : tensor<?x4x?x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @merge_heads_grad(
 // CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x?x8xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
 // CHECK-SAME:      -> (tensor<?xf32> {tfc.role = "d_params"}, tensor<?x2x?x4xf32> {tfc.role = "d_x"})

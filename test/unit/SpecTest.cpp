@@ -102,7 +102,8 @@ TEST(SpecTest, Defaults) {
   EXPECT_EQ(s.path, "test.toml");
   EXPECT_EQ(s.model.dModel, 64);
   EXPECT_EQ(s.model.nHeads, 4);
-  EXPECT_EQ(s.model.headDim(), 16);
+  EXPECT_EQ(s.attention.headDim, 16);
+  EXPECT_EQ(s.attention.nKvHeads, 4);
   EXPECT_EQ(s.model.dFF, 256);
   EXPECT_EQ(s.model.depth, 1);
   EXPECT_EQ(s.model.maxSeq, 1024);
@@ -411,7 +412,7 @@ TEST(SpecTest, FirstErrorInFileWins) {
 
 TEST(SpecTest, HeadDimLimit) {
   // Limits::maxHeadDim bounds the attention kernels' unrolled code.
-  EXPECT_EQ(parseOk(minimal("", 256, 1)).model.headDim(), 256);
+  EXPECT_EQ(parseOk(minimal("", 256, 1)).attention.headDim, 256);
   Diagnostic diag = parseFails(minimal("", 257 * 2, 2));
   EXPECT_EQ(diag.str(), "test.toml:4:11: error: the head dimension d_model / "
                         "n_heads = 514 / 2 is 257, over the limit of 256; use "
@@ -706,4 +707,49 @@ TEST(SpecTest, NonAsciiOnlyInComments) {
   EXPECT_EQ(diag.message.substr(0, 9), "byte 0xED");
   diag = parseFails("name = \"m\"\xF0\x9F\x98\x80\n");
   EXPECT_EQ(diag.message.substr(0, 17), "character U+1F600");
+}
+
+TEST(SpecTest, GroupedQueryHeads) {
+  // LLaMA 3 / Qwen 2.5 shape: 32 query heads of 128 share 8 K/V heads; the
+  // query width (4096) need not be d_model.
+  Spec s = parseOk(
+      minimal("[attention]\nn_kv_heads = 8\nhead_dim = 128\n", 2560, 32));
+  EXPECT_EQ(s.attention.nKvHeads, 8);
+  EXPECT_EQ(s.attention.headDim, 128);
+  // Q and O are 32 * 128 wide, K and V 8 * 128; biases on by default.
+  int64_t d = 2560, q = 4096, kv = 1024;
+  int64_t attention = (d * q + q) + 2 * (d * kv + kv) + (q * d + d);
+  int64_t ffn = (d * 4 * d + 4 * d) + (4 * d * d + d);
+  EXPECT_EQ(paramCount(s), attention + ffn + 3 * 2 * d);
+  // head_dim lifts the rule that n_heads divide d_model.
+  EXPECT_EQ(parseOk(minimal("[attention]\nhead_dim = 32\n", 100, 3))
+                .attention.headDim,
+            32);
+  // Multi-query: one K/V head.
+  EXPECT_EQ(
+      parseOk(minimal("[attention]\nn_kv_heads = 1\n")).attention.nKvHeads, 1);
+  // The resolved spec prints both keys and parses back to the same numbers.
+  Spec back = parseOk(printSpec(s));
+  EXPECT_EQ(back.attention.nKvHeads, 8);
+  EXPECT_EQ(back.attention.headDim, 128);
+}
+
+TEST(SpecTest, GroupedQueryHeadErrors) {
+  EXPECT_EQ(parseFails(minimal("[attention]\nn_kv_heads = 5\n", 768, 12)).str(),
+            "test.toml:6:14: error: n_heads = 12 is not a multiple of "
+            "n_kv_heads = 5");
+  EXPECT_EQ(parseFails(minimal("[attention]\nn_kv_heads = 8\n")).str(),
+            "test.toml:6:14: error: n_kv_heads = 8 is more than n_heads = 4");
+  EXPECT_EQ(parseFails(minimal("[attention]\nhead_dim = 512\n")).str(),
+            "test.toml:6:12: error: head_dim = 512 is over the limit of 256");
+  EXPECT_EQ(parseFails(minimal("[attention]\nhead_dim = 0\n")).str(),
+            "test.toml:6:12: error: 'attention.head_dim' must be positive, "
+            "got 0");
+  EXPECT_EQ(
+      parseFails(minimal("[attention]\nhead_dim = 256\n", 64, 512)).str(),
+      "test.toml:6:12: error: the query width n_heads * head_dim = 512 * 256 "
+      "is over the limit of 65536");
+  EXPECT_EQ(parseFails(minimal("", 100, 3)).str(),
+            "test.toml:4:11: error: d_model = 100 is not divisible by "
+            "n_heads = 3; set 'attention.head_dim'");
 }

@@ -218,15 +218,30 @@ Picked GpuMatmulEmitter::pick(Value part, ArrayRef<Value> perPart) {
   auto isThere = [&](Value v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getBoolAttr(v != nullptr));
   };
-  Value value = perPart[0] ? perPart[0] : first;
-  Value present = all ? Value() : isThere(perPart[0]);
-  for (unsigned i = 1; i < perPart.size(); ++i) {
+  // Parts of different widths (grouped-query Q, K, V) have weight views of
+  // different static sizes: select among them as memrefs of dynamic size.
+  SmallVector<Value> values(perPart.begin(), perPart.end());
+  bool sameType = llvm::all_of(
+      values, [&](Value v) { return !v || v.getType() == first.getType(); });
+  if (!sameType)
+    if (auto memref = dyn_cast<MemRefType>(first.getType())) {
+      auto dynamic =
+          MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
+                          memref.getLayout(), memref.getMemorySpace());
+      for (Value &v : values)
+        if (v && v.getType() != dynamic)
+          v = memref::CastOp::create(b, loc, dynamic, v);
+      first = *llvm::find_if(values, [](Value v) { return bool(v); });
+    }
+  Value value = values[0] ? values[0] : first;
+  Value present = all ? Value() : isThere(values[0]);
+  for (unsigned i = 1; i < values.size(); ++i) {
     Value isPart = cmp(arith::CmpIPredicate::eq, part, l.index(i));
     value = arith::SelectOp::create(b, loc, isPart,
-                                    perPart[i] ? perPart[i] : first, value);
+                                    values[i] ? values[i] : first, value);
     if (!all)
       present =
-          arith::SelectOp::create(b, loc, isPart, isThere(perPart[i]), present);
+          arith::SelectOp::create(b, loc, isPart, isThere(values[i]), present);
   }
   return {value, present};
 }

@@ -20,8 +20,9 @@ int main(int argc, char **argv) {
       "--mlir-print-ir-before=tfc-lower-to-loops, ...; see --help-hidden).\n"
       "\n"
       "Limits (docs/limits.md): the spec file is at most 1 MiB, nests at most\n"
-      "32 '[' and '{', and no dotted key has more than 32 parts; d_model and\n"
-      "d_ff <= 65536, d_model / n_heads <= 256, depth <= 4096, max_seq <=\n"
+      "32 '[' and '{', and no dotted key has more than 32 parts; d_model,\n"
+      "d_ff and n_heads * head_dim <= 65536, head_dim (default d_model /\n"
+      "n_heads) <= 256, n_kv_heads divides n_heads, depth <= 4096, max_seq <=\n"
       "2^20, max_batch <= 65536, vocab <= 2^22, parameters <= 2^34 floats,\n"
       "workspace bound <= 1 TiB. Within them tfc itself needs under 2 GiB of\n"
       "address space and 60 s.\n";

@@ -122,6 +122,19 @@ func.func @emb(%params: tensor<?xf32> {tfc.role = "params"},
   return %de, %dc, %dpos, %dl, %dn : tensor<11x19xf32>, tensor<11x19xf32>, tensor<8x19xf32>, tensor<?x?x11xf32>, tensor<?x?x11xf32>
 }
 
+// Grouped-query heads: 2 K/V heads repeated for 6 query heads (the forward
+// op, also run at perturbed inputs) and the gradient's group sum.
+func.func @heads(%params: tensor<?xf32> {tfc.role = "params"},
+                 %kv: tensor<?x2x?x5xf32> {tfc.role = "x"},
+                 %g: tensor<?x6x?x5xf32> {tfc.role = "x"})
+    -> (tensor<?x6x?x5xf32> {tfc.role = "y"}, tensor<?x2x?x5xf32> {tfc.role = "y"})
+    attributes {tfc.model = "heads", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1842 : i64, tfc.vocab = 0 : i64} {
+  %r = tfc.repeat_heads %kv : tensor<?x2x?x5xf32> -> tensor<?x6x?x5xf32>
+  %s = tfc.sum_head_groups %g : tensor<?x6x?x5xf32> -> tensor<?x2x?x5xf32>
+  return %r, %s : tensor<?x6x?x5xf32>, tensor<?x2x?x5xf32>
+}
+
 // The forward ops of the gradients above, evaluated at perturbed inputs
 // for directional finite differences.
 func.func @fwd(%params: tensor<?xf32> {tfc.role = "params"},

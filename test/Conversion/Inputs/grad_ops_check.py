@@ -26,6 +26,7 @@ import numpy as np
 
 B, S = 2, 7  # batch 2 of max 2, seq 7 of max 8: 14 rows
 D, F, Z, V, H, DH, N, P = 19, 37, 23, 11, 3, 5, 37, 8
+KV = 2  # K/V heads of the @heads model, each shared by 3 query heads
 LN_EPS, RMS_EPS = 1e-5, 1e-6
 # name -> (offset, shape), as grad_ops.mlir's header.
 PARAMS = {"gamma": (0, (D,)), "beta": (19, (D,)), "W": (38, (D, F)),
@@ -90,6 +91,11 @@ def inputs():
     for name in ("params", "x", "z", "a", "up", "logits", "q", "k", "pr",
                  "v"):
         dirs[name] = np.clip(n(*t[name].shape), -3.5, 3.5).astype(f32)
+    # Grouped-query heads (drawn last: the draws above stay as they were):
+    # KV = 2 K/V heads shared by 6 query heads.
+    t["kv2"] = n(B, KV, S, DH).astype(f32)
+    t["g6"] = n(B, 3 * KV, S, DH).astype(f32)
+    dirs["kv2"] = np.clip(n(*t["kv2"].shape), -3.5, 3.5).astype(f32)
     return t, dirs
 
 
@@ -110,6 +116,8 @@ GRAD_CASES = {
              ("relu", "gelu", "gelu_tanh", "silu") for k in ("act",)] +
             [(f"{k}_{kind}", (B, S, F)) for kind in
              ("relu", "gelu", "gelu_tanh", "silu") for k in ("dgate", "dup")]),
+    "heads": (["params", "kv2", "g6"],
+              [("repeat", (B, 3 * KV, S, DH)), ("sum", (B, KV, S, DH))]),
     "emb": (["params", "tokens", "ids", "dye", "logits", "targets", "none",
              "dloss"],
             [("de", (V, D)), ("dclamp", (V, D)), ("dpos", (P, D)),
@@ -140,6 +148,13 @@ def cases():
                 x = (x.astype(np.float64) + sign * FD_H * dirs[i]).astype(f32)
             arrays.append(x)
         result.append((case, "fwd", arrays, FWD_OUTPUTS))
+    # @heads holds its own forward op (repeat_heads): run it at kv2 +- h V.
+    ins, outs = GRAD_CASES["heads"]
+    for sign, case in ((1, "heads_plus"), (-1, "heads_minus")):
+        arrays = [t[i] for i in ins]
+        arrays[1] = (t["kv2"].astype(np.float64) +
+                     sign * FD_H * dirs["kv2"]).astype(f32)
+        result.append((case, "heads", arrays, outs))
     return result
 
 
@@ -380,6 +395,25 @@ def check(d):
     same("cross_entropy_grad no valid target", g("emb", "dnone"), np.zeros((B, S, V)))
     formula("cross_entropy_grad", ce,
             fd(lambda v: cross_entropy(v, targets) * dloss, logits))
+
+    # Grouped-query heads: query head i reads K/V head i // 3; the gradient
+    # sums each group of 3 heads (in head order, as float32 adds).
+    repeat = lambda kv: np.repeat(kv, 3, axis=1)
+    group_sum = lambda g6: g6.reshape(B, KV, 3, S, DH).sum(2)
+    same("repeat_heads", g("heads", "repeat"), repeat(t64["kv2"]))
+    g6 = t64["g6"]
+    same("sum_head_groups", g("heads", "sum"),
+         (g6[:, 0::3] + g6[:, 1::3]) + g6[:, 2::3])
+    formula("sum_head_groups", group_sum(t["g6"]),
+            fd(lambda kv: (repeat(kv) * t["g6"]).sum(), t["kv2"]))
+    plus = (g("heads_plus", "repeat").astype(np.float64) * t["g6"]).sum()
+    minus = (g("heads_minus", "repeat").astype(np.float64) * t["g6"]).sum()
+    numeric = (plus - minus) / (2 * FD_H)
+    grad = g("heads", "sum").astype(np.float64)
+    analytic = (grad * dirs["kv2"]).sum()
+    err = abs(numeric - analytic) / max(np.abs(grad * dirs["kv2"]).sum(), 1e-30)
+    report("repeat_heads: gradient vs compiled forward differences", err <= 2e-3,
+           f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
 
     check_fd(out, t, dirs)
 

@@ -2,6 +2,7 @@
  * against the validator's bound (tfc::spec::workspaceBound in
  * compiler/spec/Spec.h, restated here from the header's constants):
  *
+ * with d = max(d_model, n_heads * head_dim):
  *   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S
  *   outside blocks:    S * (8*d + 4*V)
  *   scratch:           8*P + 2^20
@@ -20,7 +21,8 @@
 #define K(s) CAT(TFC_UPPER, s)
 
 int main(void) {
-  long long d = K(_D_MODEL), f = K(_D_FF), h = K(_N_HEADS);
+  long long h = K(_N_HEADS), f = K(_D_FF);
+  long long q = h * K(_HEAD_DIM), d = K(_D_MODEL) > q ? K(_D_MODEL) : q;
   long long s = K(_MAX_SEQ), b = K(_MAX_BATCH), depth = K(_DEPTH);
   long long c = K(_HAS_CROSS) ? 2 : 1, v = K(_HAS_HEAD) ? K(_VOCAB) : 0;
   long long p = K(_PARAM_COUNT);

@@ -134,6 +134,8 @@ static void write_header_info(void) {
   fprintf(f, "D_MODEL %lld\nN_HEADS %lld\nD_FF %lld\nDEPTH %lld\n",
           (long long)D_MODEL, (long long)MACRO(_N_HEADS),
           (long long)MACRO(_D_FF), (long long)MACRO(_DEPTH));
+  fprintf(f, "N_KV_HEADS %lld\nHEAD_DIM %lld\n", (long long)MACRO(_N_KV_HEADS),
+          (long long)MACRO(_HEAD_DIM));
   fprintf(f, "MAX_SEQ %lld\nMAX_BATCH %lld\nVOCAB %lld\n",
           (long long)MACRO(_MAX_SEQ), (long long)MACRO(_MAX_BATCH),
           (long long)VOCAB);

@@ -117,6 +117,33 @@ def Tfc_MergeHeadsOp : Tfc_Op<"merge_heads", [Pure, DeclareOpInterfaceMethods<Tf
   let hasVerifier = 1;
 }
 
+def Tfc_RepeatHeadsOp : Tfc_Op<"repeat_heads", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+  let summary = "grouped-query K/V for every query head: [b, g, t, dh] -> [b, h, t, dh]";
+  let description = [{
+    Result head `i` is input head `i / (h / g)`: each of the `g` key/value
+    heads serves `h / g` consecutive query heads (`h` a multiple of `g`), as
+    in grouped-query attention (`g = 1`: multi-query). The unfused path's
+    copy; fused attention reads the shared heads in place.
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfc_SumHeadGroupsOp : Tfc_Op<"sum_head_groups", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+  let summary = "the gradient of tfc.repeat_heads: [b, h, t, dh] -> [b, g, t, dh]";
+  let description = [{
+    Result head `j` is the sum of input heads `j * (h / g)` to
+    `(j + 1) * (h / g) - 1`, added in that order (the result does not depend
+    on the thread count).
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "Q K^T per head: [b, h, s, dh] x [b, h, t, dh] -> [b, h, s, t]";
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key);
