@@ -47,10 +47,10 @@ for dtype in f32 bf16; do
   [ "$dtype" = bf16 ] && amp=(--autocast-bf16)
   torch_fwd=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
     "$spec" 1 "$batch" "$seq" "$iters" --device=cuda "${amp[@]}" 2>&1 |
-    tail -n 1) || true
+    grep -v '^torch_threads' | tail -n 1) || true
   torch_fb=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
     "$spec" 1 "$batch" "$seq" "$iters" --device=cuda --train "${amp[@]}" 2>&1 |
-    tail -n 1) || true
+    grep -v '^torch_threads' | tail -n 1) || true
   echo "$torch_fwd"
   echo "$torch_fb"
   echo "ratio tfc/torch $dtype forward: $(ratio "$tfc" tfc_cuda_forward "$torch_fwd")"

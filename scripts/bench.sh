@@ -1,90 +1,144 @@
 #!/usr/bin/env bash
-# Benchmarks (not tests), all references timed in the same run, 1 and 2
+# Benchmarks (not tests), every reference timed in the same run, on 1 and 2
 # threads, medians in milliseconds:
 #  1. forward: one GPT-2 block (d_model 768, 12 heads; batch 4, seq 256),
-#     compiled --forward-only, against OpenBLAS sgemm doing only the block's
-#     matmuls and against PyTorch eager (no_grad);
+#     compiled --forward-only;
 #  2. forward + backward: the same block at seq 256 and 1024, and the
 #     copy-task model (24 blocks, width 128; batch 32, seq 64), fused (the
-#     default) and unfused (tfc --no-fusion), against OpenBLAS doing the
-#     same matmuls (forward, input and weight gradients) and PyTorch eager
-#     autograd.
+#     default) and unfused (tfc --no-fusion).
+# Beside tfc on each row:
+#  - GFLOP/s and % of the machine's FP32 FMA peak, measured first
+#    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
+#    (examples/benchmark/model_flops.py: causal attention's half, the
+#    backward's recompute);
+#  - OpenBLAS and oneDNN doing only the model's matmuls (bench_matmuls.c);
+#  - PyTorch eager on the oracle's model (torch_model.py, which sets
+#    OPENBLAS_NUM_THREADS before torch loads);
+#  - `used`: CPU time over wall time of each program's timed part, the
+#    cores tfc / OpenBLAS / oneDNN / PyTorch really kept busy (below the
+#    row's threads when the machine lends less than whole cores).
 #
 #   scripts/bench.sh [iterations]
 #
-# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the references so
-# OpenBLAS (and PyTorch's BLAS) use this CPU's kernels; the run prints which
-# sgemm kernel OpenBLAS picked.
+# OpenBLAS picks its kernel from the CPU; a version older than the CPU
+# falls back to a generic SSE kernel (Prescott), which would make it an
+# unfair reference: then OPENBLAS_CORETYPE is set to the best kernel the
+# CPU's features allow, for OpenBLAS and PyTorch alike, and the run says so.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 iters=${1:-10}
 out="$root/out/bench"
+bench="$root/examples/benchmark"
 mkdir -p "$out"
 bash "$root/scripts/build.sh" >/dev/null
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
-
-# build NAME SPEC SOURCE [tfc flags...]: object + benchmark binary.
-build() {
-  local name=$1 spec=$2 source=$3
-  shift 3
-  "$root/build/bin/tfc" "$spec" -o "$out/$name.o" "$@"
-  cc -O2 -I "$root/runtime/include" -I "$out" -DTFC_HEADER="\"$name.h\"" \
-    -DTFC_NAME="$name" -DTFC_UNAME="$(echo "$name" | tr a-z A-Z)" \
-    "$root/examples/benchmark/$source" "$out/$name.o" \
-    -L "$root/build/lib" -ltfc_runtime -lopenblas -lpthread -lm \
-    -o "$out/bench_$name"
-}
-
-# The forward benchmark compiles the block under its own name so the
-# forward-only header does not clash with the training one.
-sed 's/^name = "gpt2_block"/name = "gpt2_block_inference"/' \
-  "$root/examples/specs/gpt2_block.toml" > "$out/gpt2_block_inference.toml"
-build gpt2_block_inference "$out/gpt2_block_inference.toml" bench_model.c --forward-only
-for name in gpt2_block copy_task; do
-  build $name "$root/examples/specs/$name.toml" bench_model.c
-  sed "s/^name = \"$name\"/name = \"${name}_unfused\"/" \
-    "$root/examples/specs/$name.toml" > "$out/${name}_unfused.toml"
-  build ${name}_unfused "$out/${name}_unfused.toml" bench_model.c --no-fusion
-done
-
-kernel=$(OPENBLAS_VERBOSE=2 "$out/bench_gpt2_block_inference" 1 1 1 1 2>&1 |
-  grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 || true)
-echo "OpenBLAS ${kernel:-kernel unknown}; median of $iters runs; ms"
+bash "$root/scripts/bench-build.sh" "$root" "$out"
+cc -O2 -fopenmp -I "$root/runtime/include" "$bench/bench_matmuls.c" \
+  -ldnnl -lopenblas -o "$out/bench_matmuls"
+cc -O2 -pthread "$bench/fma_peak.c" -o "$out/fma_peak"
 
 value() { echo "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+gflops() { awk -v f="$1" -v ms="$2" 'BEGIN {printf "%.0f", f / ms / 1e6}'; }
+percent() { awk -v g="$1" -v p="$2" 'BEGIN {printf "%.0f%%", 100 * g / p}'; }
+
+# The OpenBLAS kernel: its own choice unless that is a generic one.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+echo "forward 1 64 64 64" >"$out/tiny.txt"
+core=$(OPENBLAS_VERBOSE=2 "$out/bench_matmuls" openblas 1 "$out/tiny.txt" 1 \
+  2>&1 | grep -oE 'Core: [A-Za-z0-9]+' | head -n 1 | cut -d' ' -f2 || true)
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+has() { [[ " $flags " == *" $1 "* ]]; }
+best=""
+if has avx512_bf16; then best=Cooperlake
+elif has avx512f && has avx512bw && has avx512vl; then best=SkylakeX
+elif has avx2; then best=Haswell; fi
+case "${core:-unknown}" in
+Prescott | Nehalem | Core2 | Penryn | Dunnington | Atom | Katmai | unknown)
+  if [ -n "$best" ]; then
+    export OPENBLAS_CORETYPE=$best
+    blas_note="$best (OPENBLAS_CORETYPE; its own choice was the generic ${core:-unknown})"
+  else
+    blas_note="${core:-unknown}"
+  fi ;;
+*) blas_note="$core (its own choice)" ;;
+esac
+
+peak1=$(value "$("$out/fma_peak" 1)" fma_peak_gflops)
+peak_out=$("$out/fma_peak" 2)
+peak2=$(value "$peak_out" fma_peak_gflops)
+dnnl_isa=$(value "$("$out/bench_matmuls" onednn 1 "$out/tiny.txt" 1)" onednn_isa)
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "FP32 FMA peak ($(value "$peak_out" fma_isa), measured): 1 thread $peak1 GFLOP/s, 2 threads $peak2 GFLOP/s"
+echo "OpenBLAS kernel $blas_note; oneDNN kernels $dnnl_isa"
+echo "median of $iters runs; ms. GF/s, %peak: tfc's; used: cores busy (CPU/wall) of tfc/openblas/onednn/torch"
+
+# refs SPEC THREADS BATCH SEQ [--train]: the references' output, one line
+# each: the matmul-only libraries, then PyTorch.
+refs() {
+  local spec=$1 threads=$2 batch=$3 seq=$4 train=${5:-}
+  local pass='^forward'
+  [ -z "$train" ] || pass='.'
+  /usr/bin/python3 "$bench/model_flops.py" "$spec" "$batch" "$seq" --matmuls |
+    grep "$pass" >"$out/matmuls.txt"
+  "$out/bench_matmuls" openblas "$threads" "$out/matmuls.txt" "$iters"
+  "$out/bench_matmuls" onednn "$threads" "$out/matmuls.txt" "$iters"
+  /usr/bin/python3 "$bench/torch_model.py" "$spec" "$threads" "$batch" \
+    "$seq" "$iters" $train
+  /usr/bin/python3 "$bench/model_flops.py" "$spec" "$batch" "$seq"
+}
+
+used() { printf '%.1f/%.1f/%.1f/%.1f' "$@"; }
 
 echo
 echo "1. forward: gpt2 block (d_model 768, 12 heads), batch 4, seq 256"
-printf '%-8s %10s %14s %10s %10s %10s\n' threads tfc openblas-mm torch tfc/blas tfc/torch
+printf '%-7s %8s %6s %6s %9s %8s %8s %9s %9s %9s  %s\n' threads tfc GF/s \
+  %peak openblas onednn torch tfc/blas tfc/dnnl tfc/torch used
+spec="$out/gpt2_block_inference.toml"
 for threads in 1 2; do
+  peak=$([ "$threads" = 1 ] && echo "$peak1" || echo "$peak2")
   r=$("$out/bench_gpt2_block_inference" "$threads" 4 256 "$iters")
-  tfc=$(value "$r" tfc_forward); blas=$(value "$r" openblas_matmuls)
-  torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
-    "$out/gpt2_block_inference.toml" "$threads" 4 256 "$iters" | awk '{print $2}')
-  printf '%-8s %10.2f %14.2f %10.2f %10s %10s\n' "$threads" "$tfc" "$blas" \
-    "$torch" "$(ratio "$tfc" "$blas")" "$(ratio "$tfc" "$torch")"
+  x=$(refs "$spec" "$threads" 4 256)
+  tfc=$(value "$r" tfc_forward)
+  blas=$(value "$x" openblas_forward) dnnl=$(value "$x" onednn_forward)
+  torch=$(value "$x" torch_eager)
+  g=$(gflops "$(value "$x" forward_flops)" "$tfc")
+  printf '%-7s %8.1f %6s %6s %9.1f %8.1f %8.1f %9s %9s %9s  %s\n' "$threads" \
+    "$tfc" "$g" "$(percent "$g" "$peak")" "$blas" "$dnnl" "$torch" \
+    "$(ratio "$tfc" "$blas")" "$(ratio "$tfc" "$dnnl")" \
+    "$(ratio "$tfc" "$torch")" "$(used "$(value "$r" tfc_threads)" \
+    "$(value "$x" openblas_threads)" "$(value "$x" onednn_threads)" \
+    "$(value "$x" torch_threads)")"
 done
 
 echo
 echo "2. forward + backward (fused = default, unfused = --no-fusion)"
-printf '%-22s %-7s %9s %9s %9s %12s %9s %9s %9s %9s\n' model threads fwd \
-  fused unfused openblas-mm torch fu/unfu fu/blas fu/torch
+printf '%-19s %-3s %7s %7s %7s %5s %5s %8s %7s %7s %7s %7s %7s %8s  %s\n' \
+  model thr fwd fused unfused GF/s %peak openblas onednn torch fu/unfu \
+  fu/blas fu/dnnl fu/torch used
 for job in "gpt2_block 4 256" "gpt2_block 4 1024" "copy_task 32 64"; do
   set -- $job
   name=$1 batch=$2 seq=$3
   spec="$root/examples/specs/$name.toml"
   for threads in 1 2; do
+    peak=$([ "$threads" = 1 ] && echo "$peak1" || echo "$peak2")
     r=$("$out/bench_$name" "$threads" "$batch" "$seq" "$iters")
-    fwd=$(value "$r" tfc_forward); fb=$(value "$r" tfc_forward_backward)
-    blas=$(value "$r" openblas_matmuls)
     ru=$("$out/bench_${name}_unfused" "$threads" "$batch" "$seq" "$iters")
+    x=$(refs "$spec" "$threads" "$batch" "$seq" --train)
+    fwd=$(value "$r" tfc_forward) fb=$(value "$r" tfc_forward_backward)
     unfused=$(value "$ru" tfc_forward_backward)
-    torch=$(/usr/bin/python3 "$root/examples/benchmark/torch_model.py" \
-      "$spec" "$threads" "$batch" "$seq" "$iters" --train | awk '{print $2}')
-    printf '%-22s %-7s %9.1f %9.1f %9.1f %12.1f %9.1f %9s %9s %9s\n' \
-      "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$unfused" "$blas" \
-      "$torch" "$(ratio "$fb" "$unfused")" "$(ratio "$fb" "$blas")" \
-      "$(ratio "$fb" "$torch")"
+    blas=$(value "$x" openblas_forward_backward)
+    dnnl=$(value "$x" onednn_forward_backward)
+    torch=$(value "$x" torch_eager_train)
+    g=$(gflops "$(value "$x" forward_backward_flops)" "$fb")
+    printf '%-19s %-3s %7.1f %7.1f %7.1f %5s %5s %8.1f %7.1f %7.1f %7s %7s %7s %8s  %s\n' \
+      "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$unfused" "$g" \
+      "$(percent "$g" "$peak")" "$blas" "$dnnl" "$torch" \
+      "$(ratio "$fb" "$unfused")" "$(ratio "$fb" "$blas")" \
+      "$(ratio "$fb" "$dnnl")" "$(ratio "$fb" "$torch")" \
+      "$(used "$(value "$r" tfc_threads)" "$(value "$x" openblas_threads)" \
+      "$(value "$x" onednn_threads)" "$(value "$x" torch_threads)")"
   done
 done
+echo
+echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

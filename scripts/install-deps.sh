@@ -14,8 +14,8 @@ packages=(
   python3 python3-torch python3-numpy
   # Plots of the copy-task experiments.
   gnuplot-nox
-  # Benchmark reference only (never linked into tfc or its runtime).
-  libopenblas-dev
+  # Benchmark references only (never linked into tfc or its runtime).
+  libopenblas-dev libdnnl-dev
   "$@"
 )
 

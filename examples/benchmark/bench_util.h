@@ -1,6 +1,7 @@
 /* Helpers shared by the benchmark programs (bench_model.c, bench_fusion.c,
- * bench_cuda.c): a monotonic clock, the median of the timed iterations,
- * reproducible pseudo-random inputs, and exit on a failed tfc call. */
+ * bench_cuda.c, bench_matmuls.c): a monotonic clock, the process's CPU
+ * clock, the median of the timed iterations, reproducible pseudo-random
+ * inputs, and exit on a failed tfc call. */
 #ifndef TFC_BENCH_UTIL_H
 #define TFC_BENCH_UTIL_H
 
@@ -13,6 +14,13 @@
 static inline double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+/* CPU time of the whole process (all its threads), user + system. */
+static inline double cpu_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 

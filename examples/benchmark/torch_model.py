@@ -6,6 +6,12 @@ independent oracle (test/Numerics/oracle.py) in float32 and timed on
     torch_model.py spec.toml threads batch seq [iterations] [--train]
                    [--device=cuda] [--autocast-bf16]
 
+Debian's torch does its CPU matmuls in OpenBLAS, whose thread count
+torch.set_num_threads does not change: this script sets OPENBLAS_NUM_THREADS
+and OMP_NUM_THREADS to `threads` before torch loads, and prints
+`torch_threads T`, CPU time over wall time of the timed steps (how many
+cores torch really kept busy).
+
 Prints `torch_eager median_ms` (forward under no_grad), or with --train
 `torch_eager_train median_ms` (forward + autograd backward: from the loss
 when the spec has one, else from sum(y * dy)). With --device=cuda the model
@@ -20,11 +26,10 @@ import os
 import sys
 import time
 
-import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "test", "Numerics"))
-import oracle  # noqa: E402
+def set_threads_before_torch_loads(threads):
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
 
 
 def main():
@@ -37,11 +42,17 @@ def main():
     for a in sys.argv[1:]:
         if a.startswith("--device="):
             device = a.split("=", 1)[1]
+    spec, threads, batch, seq = args[0], *map(int, args[1:4])
+    iters = int(args[4]) if len(args) > 4 else 10
+    set_threads_before_torch_loads(threads)
+    global torch, oracle
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "test", "Numerics"))
+    import oracle
     if device == "cuda" and not torch.cuda.is_available():
         print("torch_eager n/a: this torch has no CUDA device")
         return
-    spec, threads, batch, seq = args[0], *map(int, args[1:4])
-    iters = int(args[4]) if len(args) > 4 else 10
     torch.set_num_threads(threads)
     model = oracle.Oracle.from_file(spec, dtype=torch.float32)
     cfg = model.cfg
@@ -83,18 +94,21 @@ def main():
     if train and not cfg.has_loss:
         with torch.no_grad():
             dy = torch.randn_like(model(*inputs, **kwargs)[0]).float()
-    times = []
+    times, wall, cpu = [], 0.0, 0.0
     for i in range(iters + 2):
         sync()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         step()
         sync()
         if i >= 2:
             times.append((time.perf_counter() - t0) * 1e3)
+            wall += time.perf_counter() - t0
+            cpu += time.process_time() - c0
     times.sort()
     label = ("torch_eager_train" if train else "torch_eager") + \
         ("_bf16" if autocast else "")
     print(f"{label} {times[len(times) // 2]:.3f}")
+    print(f"torch_threads {cpu / wall:.2f}")
 
 
 if __name__ == "__main__":
