@@ -79,10 +79,12 @@ struct MergeHeadsLowering : TfcOpLowering<MergeHeadsLowering, MergeHeadsOp> {
   }
 };
 
-/// [b, g, t, dh] -> [b, h, t, dh]: one parallel iteration per result row
-/// copies it from the input head that serves it.
-struct RepeatHeadsLowering : TfcOpLowering<RepeatHeadsLowering, RepeatHeadsOp> {
-  LogicalResult plan(RepeatHeadsOp op, Lowering &l) const {
+/// The grouped-query copies [b, g, t, dh] <-> [b, h, t, dh]: the result is
+/// the input with the result type's head count.
+template <typename Derived, typename OpT>
+class HeadGroupsLowering : public TfcOpLowering<Derived, OpT> {
+public:
+  LogicalResult plan(OpT op, Lowering &l) const {
     Buffer in = l.lookup(op.getInput());
     l.allocateResult(op.getResult(),
                      {in.dims[0],
@@ -90,19 +92,32 @@ struct RepeatHeadsLowering : TfcOpLowering<RepeatHeadsLowering, RepeatHeadsOp> {
                       in.dims[2], in.dims[3]});
     return success();
   }
+};
+
+/// Row `row` of [batch, heads, seq, *] as (batch, head, t).
+struct HeadRow {
+  Value batch, head, t;
+};
+HeadRow splitHeadRow(Lowering &l, Value row, Value heads, Value seq) {
+  Value bh = arith::DivUIOp::create(l.b, l.loc, row, seq);
+  return {arith::DivUIOp::create(l.b, l.loc, bh, heads),
+          arith::RemUIOp::create(l.b, l.loc, bh, heads),
+          arith::RemUIOp::create(l.b, l.loc, row, seq)};
+}
+
+/// One parallel iteration per result row copies it from the input head
+/// that serves it: query head h reads K/V head h / (heads / groups).
+struct RepeatHeadsLowering
+    : HeadGroupsLowering<RepeatHeadsLowering, RepeatHeadsOp> {
   LogicalResult emit(RepeatHeadsOp op, Lowering &l) const {
     Buffer in = l.lookup(op.getInput()), out = l.lookup(op.getResult());
     Value groups = in.dims[1], heads = out.dims[1], seq = out.dims[2],
           width = out.dims[3];
     Value group = arith::DivUIOp::create(l.b, l.loc, heads, groups);
     l.parallelFor(l.product({out.dims[0], heads, seq}), [&](Value row) {
-      // row = (batch * heads + h) * seq + t.
-      Value t = arith::RemUIOp::create(l.b, l.loc, row, seq);
-      Value bh = arith::DivUIOp::create(l.b, l.loc, row, seq);
-      Value h = arith::RemUIOp::create(l.b, l.loc, bh, heads);
-      Value batch = arith::DivUIOp::create(l.b, l.loc, bh, heads);
-      Value g = arith::DivUIOp::create(l.b, l.loc, h, group);
-      Value inRow = l.add(l.mul(l.add(l.mul(batch, groups), g), seq), t);
+      HeadRow r = splitHeadRow(l, row, heads, seq);
+      Value g = arith::DivUIOp::create(l.b, l.loc, r.head, group);
+      Value inRow = l.add(l.mul(l.add(l.mul(r.batch, groups), g), seq), r.t);
       Value inBase = l.mul(inRow, width), outBase = l.mul(row, width);
       l.forLoop(l.index(0), width, [&](Value d) {
         l.store(l.load(in.flat, l.add(inBase, d)), out.flat, l.add(outBase, d));
@@ -112,32 +127,20 @@ struct RepeatHeadsLowering : TfcOpLowering<RepeatHeadsLowering, RepeatHeadsOp> {
   }
 };
 
-/// [b, h, t, dh] -> [b, g, t, dh]: one parallel iteration per result row
-/// adds its group's input rows in head order.
+/// One parallel iteration per result row adds its group's input rows in
+/// head order.
 struct SumHeadGroupsLowering
-    : TfcOpLowering<SumHeadGroupsLowering, SumHeadGroupsOp> {
-  LogicalResult plan(SumHeadGroupsOp op, Lowering &l) const {
-    Buffer in = l.lookup(op.getInput());
-    l.allocateResult(op.getResult(),
-                     {in.dims[0],
-                      l.allocIndex(op.getResult().getType().getDimSize(1)),
-                      in.dims[2], in.dims[3]});
-    return success();
-  }
+    : HeadGroupsLowering<SumHeadGroupsLowering, SumHeadGroupsOp> {
   LogicalResult emit(SumHeadGroupsOp op, Lowering &l) const {
     Buffer in = l.lookup(op.getInput()), out = l.lookup(op.getResult());
     Value heads = in.dims[1], groups = out.dims[1], seq = out.dims[2],
           width = out.dims[3];
     Value group = arith::DivUIOp::create(l.b, l.loc, heads, groups);
     l.parallelFor(l.product({out.dims[0], groups, seq}), [&](Value row) {
-      // row = (batch * groups + g) * seq + t; the group's first input row
-      // is ((batch * heads + g * group) * seq + t), the next `seq` on.
-      Value t = arith::RemUIOp::create(l.b, l.loc, row, seq);
-      Value bg = arith::DivUIOp::create(l.b, l.loc, row, seq);
-      Value g = arith::RemUIOp::create(l.b, l.loc, bg, groups);
-      Value batch = arith::DivUIOp::create(l.b, l.loc, bg, groups);
-      Value first =
-          l.add(l.mul(l.add(l.mul(batch, heads), l.mul(g, group)), seq), t);
+      // The group's first input row; the next ones are `seq` rows apart.
+      HeadRow r = splitHeadRow(l, row, groups, seq);
+      Value first = l.add(
+          l.mul(l.add(l.mul(r.batch, heads), l.mul(r.head, group)), seq), r.t);
       Value headStride = l.mul(seq, width), outBase = l.mul(row, width);
       l.forLoop(l.index(0), width, [&](Value d) {
         Value start = l.add(l.mul(first, width), d);
