@@ -44,6 +44,11 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.attention.cross == b.attention.cross &&
       a.attention.nKvHeads == b.attention.nKvHeads &&
       a.attention.headDim == b.attention.headDim &&
+      a.attention.qkNorm == b.attention.qkNorm &&
+      a.attention.positions == b.attention.positions &&
+      a.attention.ropeTheta == b.attention.ropeTheta &&
+      a.attention.ropeStyle == b.attention.ropeStyle &&
+      a.attention.ropeFraction == b.attention.ropeFraction &&
       a.embedding.has_value() == b.embedding.has_value() &&
       a.head.has_value() == b.head.has_value() &&
       a.init.scheme == b.init.scheme && a.init.std == b.init.std &&

@@ -46,13 +46,17 @@ public:
     if (spec.model.bias)
       vector(name + ".bias", out, InitKind::Zeros);
   }
-  void norm(const std::string &name) {
-    vector(name + ".weight", spec.model.dModel, InitKind::Ones);
-    if (spec.norm.type == NormType::LayerNorm)
-      vector(name + ".bias", spec.model.dModel, InitKind::Zeros);
+  void norm(const std::string &name, int64_t width, bool withBias) {
+    vector(name + ".weight", width, InitKind::Ones);
+    if (withBias)
+      vector(name + ".bias", width, InitKind::Zeros);
   }
-  /// Q, K, V, O; DeepNorm scales V and O (not Q, K) by beta. Q and O are
-  /// n_heads heads wide, K and V n_kv_heads.
+  void norm(const std::string &name) {
+    norm(name, spec.model.dModel, spec.norm.type == NormType::LayerNorm);
+  }
+  /// Q, K, V, O, then QK-norm's q_norm and k_norm (as Qwen3 orders them);
+  /// DeepNorm scales V and O (not Q, K) by beta. Q and O are n_heads heads
+  /// wide, K and V n_kv_heads.
   void attention(const std::string &name) {
     int64_t d = spec.model.dModel, dh = spec.attention.headDim;
     int64_t q = spec.model.nHeads * dh, kv = spec.attention.nKvHeads * dh;
@@ -61,6 +65,11 @@ public:
     linear(name + ".wk", d, kv);
     linear(name + ".wv", d, kv, beta);
     linear(name + ".wo", q, d, beta);
+    if (spec.attention.qkNorm == QKNorm::None)
+      return;
+    bool withBias = spec.attention.qkNorm == QKNorm::LayerNorm;
+    norm(name + ".q_norm", dh, withBias);
+    norm(name + ".k_norm", dh, withBias);
   }
 
   int64_t size = 0;

@@ -28,4 +28,5 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateResidualNormLowerings(set);
   populateLossHeadLowerings(set);
   populateFlashAttentionLowerings(set);
+  populateRopeLowerings(set);
 }

@@ -96,6 +96,7 @@ void populateFusedLinearLowerings(OpLoweringSet &set);
 void populateResidualNormLowerings(OpLoweringSet &set);
 void populateLossHeadLowerings(OpLoweringSet &set);
 void populateFlashAttentionLowerings(OpLoweringSet &set);
+void populateRopeLowerings(OpLoweringSet &set);
 
 /// Every tfc op's lowering. The lowerings are the same for every target;
 /// the kernels they ask for are the target's (Lowering::kernels()).

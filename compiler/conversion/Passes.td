@@ -222,7 +222,8 @@ def TfcMathToNVVM : Pass<"tfc-math-to-nvvm"> {
 }
 
 def TfcApproximateMath : Pass<"tfc-approximate-math"> {
-  let summary = "Expands f32 exp, log, tanh and erf into polynomials";
+  let summary = "Expands f32 exp, log, tanh, erf, sin and cos into "
+                "polynomials";
   let description = [{
     Replaces the f32 `math` functions the lowering emits with upstream's
     polynomial approximations (arith ops only), so the loops that use them

@@ -66,6 +66,8 @@ private:
 
   // The math.
   Value norm(Value x, const std::string &prefix, bool global = false);
+  Value headNorm(Value heads, const std::string &prefix);
+  Value rope(Value heads);
   Value linear(Value x, const std::string &prefix, int64_t out);
   Value attention(Value u, Value z, const std::string &prefix, bool causal);
   Value ffn(Value u);
@@ -137,6 +139,31 @@ Value ModelBuilder::norm(Value x, const std::string &prefix, bool global) {
                                       get(prefix + ".weight"), eps);
 }
 
+/// QK-norm: each head of q or k [b, h, t, dh] normalised over its dh
+/// (Qwen3, OLMo 2), with the attention's own weights.
+Value ModelBuilder::headNorm(Value heads, const std::string &prefix) {
+  FloatAttr eps = b.getF64FloatAttr(spec.norm.eps);
+  Value weight = blockParam(prefix + ".weight");
+  if (spec.attention.qkNorm == QKNorm::LayerNorm)
+    return mlir::tfc::LayerNormOp::create(b, loc, heads.getType(), heads,
+                                          weight, blockParam(prefix + ".bias"),
+                                          eps);
+  return mlir::tfc::RMSNormOp::create(b, loc, heads.getType(), heads, weight,
+                                      eps);
+}
+
+Value ModelBuilder::rope(Value heads) {
+  const AttentionSpec &a = spec.attention;
+  auto style = a.ropeStyle == RopeStyle::Half
+                   ? mlir::tfc::RopeStyle::half
+                   : mlir::tfc::RopeStyle::interleaved;
+  return mlir::tfc::RopeOp::create(
+      b, loc, heads, b.getF64FloatAttr(a.ropeTheta),
+      b.getI64IntegerAttr(a.rotaryDim()),
+      mlir::tfc::RopeStyleAttr::get(b.getContext(), style),
+      b.getI64IntegerAttr(0), UnitAttr());
+}
+
 Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
   Value bias = maybeBlockParam(prefix + ".bias");
   return mlir::tfc::LinearOp::create(b, loc, activations(out), x,
@@ -147,6 +174,7 @@ Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
 Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
                               bool causal) {
   Part part(*this, blockPart(prefix));
+  bool self = u == z; // Cross-attention reads the encoder's output.
   int64_t d = spec.model.dModel, dh = spec.attention.headDim;
   int64_t heads = spec.model.nHeads, kvHeads = spec.attention.nKvHeads;
   auto split = [&](Value v, int64_t n) -> Value {
@@ -160,7 +188,18 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
     return mlir::tfc::RepeatHeadsOp::create(b, loc, perHead(heads, dh), v);
   };
   Value q = split(linear(u, prefix + ".wq", heads * dh), heads);
-  Value k = shared(split(linear(z, prefix + ".wk", kvHeads * dh), kvHeads));
+  Value k = split(linear(z, prefix + ".wk", kvHeads * dh), kvHeads);
+  // QK-norm, then RoPE (self-attention only), on the KV heads before they
+  // are shared.
+  if (spec.attention.qkNorm != QKNorm::None) {
+    q = headNorm(q, prefix + ".q_norm");
+    k = headNorm(k, prefix + ".k_norm");
+  }
+  if (self && spec.attention.positions == AttentionPositions::RoPE) {
+    q = rope(q);
+    k = rope(k);
+  }
+  k = shared(k);
   Value v = shared(split(linear(z, prefix + ".wv", kvHeads * dh), kvHeads));
   Value scores = mlir::tfc::AttentionScoresOp::create(
       b, loc, perHead(heads, ShapedType::kDynamic), q, k);

@@ -83,6 +83,42 @@ const char *toString(MaskKind v) {
   return "?";
 }
 
+const char *toString(QKNorm v) {
+  switch (v) {
+  case QKNorm::None:
+    return "none";
+  case QKNorm::RMSNorm:
+    return "rmsnorm";
+  case QKNorm::LayerNorm:
+    return "layernorm";
+  }
+  return "?";
+}
+
+const char *toString(AttentionPositions v) {
+  switch (v) {
+  case AttentionPositions::None:
+    return "none";
+  case AttentionPositions::RoPE:
+    return "rope";
+  }
+  return "?";
+}
+
+const char *toString(RopeStyle v) {
+  switch (v) {
+  case RopeStyle::Half:
+    return "half";
+  case RopeStyle::Interleaved:
+    return "interleaved";
+  }
+  return "?";
+}
+
+int64_t AttentionSpec::rotaryDim() const {
+  return static_cast<int64_t>(ropeFraction * static_cast<double>(headDim));
+}
+
 const char *toString(PositionKind v) {
   switch (v) {
   case PositionKind::Learned:
@@ -204,6 +240,15 @@ std::string printSpec(const Spec &s) {
                  "head_dim = {}\n",
                  toString(s.attention.mask), tomlBool(s.attention.cross),
                  s.attention.nKvHeads, s.attention.headDim);
+  const AttentionSpec &a = s.attention;
+  fmt::format_to(it, "qk_norm = \"{}\"\npositions = \"{}\"\n",
+                 toString(a.qkNorm), toString(a.positions));
+  if (a.positions == AttentionPositions::RoPE)
+    fmt::format_to(it,
+                   "rope_theta = {}\nrope_style = \"{}\"\n"
+                   "rope_fraction = {}\n",
+                   tomlFloat(a.ropeTheta), toString(a.ropeStyle),
+                   tomlFloat(a.ropeFraction));
 
   if (s.embedding)
     fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",

@@ -19,6 +19,14 @@ enum class NormType { LayerNorm, RMSNorm };
 enum class NormPosition { Pre, Post, DeepNorm };
 enum class Activation { ReLU, GELU, GELUTanh, SiLU, SwiGLU, GeGLU, ReGLU };
 enum class MaskKind { Causal, Bidirectional };
+/// attention.qk_norm: a per-head norm of q and of k before RoPE.
+enum class QKNorm { None, RMSNorm, LayerNorm };
+/// attention.positions: position signal inside self-attention.
+enum class AttentionPositions { None, RoPE };
+/// attention.rope_style: which dims of a head rotate together. Half pairs
+/// (i, i + rot/2) (HF LLaMA, Qwen, Mistral); interleaved (2i, 2i+1) (GPT-J,
+/// RoFormer).
+enum class RopeStyle { Half, Interleaved };
 enum class PositionKind { Learned, Sinusoidal, None };
 enum class LossKind { None, CrossEntropy };
 enum class InitScheme { Xavier, Normal };
@@ -36,6 +44,9 @@ const char *toString(NormType v);
 const char *toString(NormPosition v);
 const char *toString(Activation v);
 const char *toString(MaskKind v);
+const char *toString(QKNorm v);
+const char *toString(AttentionPositions v);
+const char *toString(RopeStyle v);
 const char *toString(PositionKind v);
 const char *toString(LossKind v);
 const char *toString(InitScheme v);
@@ -84,6 +95,19 @@ struct AttentionSpec {
   /// The width of one head. Resolved: d_model / n_heads unless given; q is
   /// n_heads * headDim wide, k and v nKvHeads * headDim.
   int64_t headDim = 0;
+  /// Every attention sub-layer (self and cross) normalises each head of q
+  /// and of k with its own weights of width headDim (eps = norm.eps).
+  QKNorm qkNorm = QKNorm::None;
+  /// Self-attention only; cross-attention has no positions of its own.
+  AttentionPositions positions = AttentionPositions::None;
+  double ropeTheta = 10000.0;
+  RopeStyle ropeStyle = RopeStyle::Half;
+  /// Partial rotary (GPT-NeoX, Phi): the first rotaryDim() dims of a head
+  /// rotate, the rest pass through.
+  double ropeFraction = 1.0;
+  /// The rotating dims of a head: int(ropeFraction * headDim), truncated as
+  /// in Hugging Face's GPT-NeoX and Phi.
+  int64_t rotaryDim() const;
 };
 
 struct EmbeddingSpec {

@@ -51,7 +51,9 @@ const std::vector<SectionSchema> &schema() {
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
       {"ffn", {"activation", "multiple_of"}},
-      {"attention", {"mask", "cross", "n_kv_heads", "head_dim"}},
+      {"attention",
+       {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
+        "rope_theta", "rope_style", "rope_fraction"}},
       {"embedding", {"vocab", "positions"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -75,6 +77,11 @@ constexpr Activation kActivations[] = {Activation::ReLU,     Activation::GELU,
                                        Activation::SwiGLU,   Activation::GeGLU,
                                        Activation::ReGLU};
 constexpr MaskKind kMasks[] = {MaskKind::Causal, MaskKind::Bidirectional};
+constexpr QKNorm kQKNorms[] = {QKNorm::None, QKNorm::RMSNorm,
+                               QKNorm::LayerNorm};
+constexpr AttentionPositions kAttentionPositions[] = {AttentionPositions::None,
+                                                      AttentionPositions::RoPE};
+constexpr RopeStyle kRopeStyles[] = {RopeStyle::Half, RopeStyle::Interleaved};
 constexpr PositionKind kPositions[] = {
     PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::None};
 constexpr LossKind kLosses[] = {LossKind::None, LossKind::CrossEntropy};
@@ -293,6 +300,12 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readBool(attention, "cross", spec.attention.cross);
   readInt(attention, "n_kv_heads", spec.attention.nKvHeads, Limits::maxWidth);
   readInt(attention, "head_dim", spec.attention.headDim, Limits::maxWidth);
+  readEnum(attention, "qk_norm", spec.attention.qkNorm, kQKNorms);
+  readEnum(attention, "positions", spec.attention.positions,
+           kAttentionPositions);
+  readFloat(attention, "rope_theta", spec.attention.ropeTheta);
+  readEnum(attention, "rope_style", spec.attention.ropeStyle, kRopeStyles);
+  readFloat(attention, "rope_fraction", spec.attention.ropeFraction);
 
   Section embedding = section(root, "embedding", false);
   if (embedding.table) {

@@ -50,8 +50,12 @@ Checked norm(const Spec &s) {
 Checked blockParams(const Spec &s) {
   int64_t d = s.model.dModel, f = s.model.dFF, dh = s.attention.headDim;
   int64_t q = s.model.nHeads * dh, kv = s.attention.nKvHeads * dh;
+  // q_norm and k_norm: weight (and LayerNorm's bias) of width head_dim.
+  int64_t qkNorm = s.attention.qkNorm == QKNorm::None        ? 0
+                   : s.attention.qkNorm == QKNorm::LayerNorm ? 4 * dh
+                                                             : 2 * dh;
   Checked attention = norm(s) + linear(s, d, q) +
-                      Checked(2) * linear(s, d, kv) + linear(s, q, d);
+                      Checked(2) * linear(s, d, kv) + linear(s, q, d) + qkNorm;
   Checked block = attention;
   if (s.attention.cross)
     block += attention; // cross_norm and cross.{wq,wk,wv,wo}

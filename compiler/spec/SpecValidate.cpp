@@ -90,6 +90,29 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
                       "the limit of {}",
                       m.nHeads, attn.headDim, Limits::maxWidth));
 
+  if (attn.positions == AttentionPositions::RoPE) {
+    if (attn.ropeFraction > 1.0)
+      error("attention.rope_fraction",
+            fmt::format("rope_fraction = {} is more than 1 (the whole head)",
+                        attn.ropeFraction));
+    else if (int64_t rot = attn.rotaryDim();
+             attn.headDim > 0 && (rot % 2 != 0 || rot < 2))
+      error(sources.has("attention.rope_fraction") ? "attention.rope_fraction"
+                                                   : "attention.positions",
+            fmt::format("the rotary width int(rope_fraction * head_dim) = "
+                        "int({} * {}) = {} is {}; RoPE rotates pairs of "
+                        "dims, so it must be even and at least 2",
+                        attn.ropeFraction, attn.headDim, rot,
+                        rot % 2 ? "odd" : "too small"));
+  } else {
+    for (const char *key : {"attention.rope_theta", "attention.rope_style",
+                            "attention.rope_fraction"})
+      if (sources.has(key))
+        error(key, fmt::format("'{}' only applies to positions = \"rope\", "
+                               "not \"{}\"",
+                               key, toString(attn.positions)));
+  }
+
   Activation act = spec.ffn.activation;
   if (sources.has("ffn.multiple_of") && !isGated(act))
     error("ffn.multiple_of",

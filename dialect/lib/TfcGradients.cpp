@@ -114,6 +114,17 @@ LogicalResult SumHeadGroupsOp::buildGradients(OpBuilder &b,
   return success();
 }
 
+LogicalResult RopeOp::buildGradients(OpBuilder &b, GradientContext &context) {
+  // A rotation's gradient is its transpose: the rotation by minus the angle.
+  if (Value dy = outputGrad(context))
+    context.addGrad(
+        getInput(),
+        RopeOp::create(b, getLoc(), dy, getThetaAttr(), getRotaryDimAttr(),
+                       getStyleAttr(), getOffsetAttr(),
+                       getInverse() ? UnitAttr() : b.getUnitAttr()));
+  return success();
+}
+
 LogicalResult AttentionScoresOp::buildGradients(OpBuilder &b,
                                                 GradientContext &context) {
   Value ds = outputGrad(context);

@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfc;
 
@@ -245,6 +247,25 @@ LogicalResult RepeatHeadsOp::verify() {
 LogicalResult SumHeadGroupsOp::verify() {
   return verifyHeadGroups(*this, getResult().getType(), "result",
                           getInput().getType(), "input");
+}
+
+LogicalResult RopeOp::verify() {
+  if (failed(verifyRank(*this, getInput(), "input", 4)))
+    return failure();
+  int64_t headDim = getInput().getType().getDimSize(3);
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError("needs a static head dimension");
+  int64_t rot = getRotaryDim();
+  if (rot < 2 || rot % 2 != 0 || rot > headDim)
+    return emitOpError("rotary_dim must be even and in [2, ")
+           << headDim << "] (the head dimension), got " << rot;
+  double theta = getTheta().convertToDouble();
+  if (!(theta > 0.0) || !std::isfinite(theta))
+    return emitOpError("theta must be positive and finite, got ") << theta;
+  // I64Attr reads back unsigned: check the signed value.
+  if (int64_t offset = getOffsetAttr().getInt(); offset < 0)
+    return emitOpError("offset must be >= 0, got ") << offset;
+  return success();
 }
 
 /// For ops contracting two per-head tensors: all rank 4, same batch and heads.

@@ -1,5 +1,5 @@
 // RUN: tfc-opt %s -tfc-approximate-math | FileCheck %s
-// f32 exp, log, tanh and erf, scalar or vector, become polynomials of arith
+// f32 exp, log, tanh, erf, sin and cos (RoPE's), scalar or vector, become polynomials of arith
 // ops (and math.fma / floor / absf, which are LLVM intrinsics, not libm
 // calls); other functions and f64 stay as they are.
 
@@ -60,6 +60,16 @@ func.func @tanh_only(%x: f32) -> f32 {
 func.func @erf_only(%x: vector<4xf32>) -> vector<4xf32> {
   %0 = math.erf %x : vector<4xf32>
   return %0 : vector<4xf32>
+}
+
+// RoPE's cos and sin of an angle reduced to [0, 2 pi).
+// CHECK-LABEL: func.func @sin_cos_only(
+// CHECK-NOT:     {{math\.(sin|cos) }}
+// CHECK:         return
+func.func @sin_cos_only(%x: f32, %v: vector<8xf32>) -> (f32, vector<8xf32>) {
+  %0 = math.sin %x : f32
+  %1 = math.cos %v : vector<8xf32>
+  return %0, %1 : f32, vector<8xf32>
 }
 
 // f64 (the sinusoidal position table) and functions not on the list stay.

@@ -710,3 +710,63 @@ func.func @sum_head_groups_seq(%g: tensor<2x4x5x8xf32>) -> tensor<2x2x6x8xf32> {
   %0 = tfc.sum_head_groups %g : tensor<2x4x5x8xf32> -> tensor<2x2x6x8xf32>
   return %0 : tensor<2x2x6x8xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// tfc.rope
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @rope_rank(%q: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op input must have rank 4}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 : tensor<?x?x8xf32>
+  return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @rope_dynamic_head(%q: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.rope' op needs a static head dimension}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 : tensor<?x2x?x?xf32>
+  return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @rope_odd(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op rotary_dim must be even and in [2, 8] (the head dimension), got 5}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 5 : tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+func.func @rope_wider_than_head(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op rotary_dim must be even and in [2, 8] (the head dimension), got 10}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 10 : tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+func.func @rope_theta(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op theta must be positive and finite, got -1}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta -1.0 rotary_dim 8 : tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+func.func @rope_offset(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op offset must be >= 0, got -3}}
+  %0 = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 {offset = -3 : i64} : tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+func.func @rope_types(%q: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op requires the same type for all operands and results}}
+  %0 = "tfc.rope"(%q) {theta = 10000.0 : f64, rotary_dim = 8 : i64, style = #tfc.rope_style<half>} : (tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}

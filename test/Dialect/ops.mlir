@@ -77,6 +77,19 @@ func.func @head_groups(%k: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
   return %s : tensor<?x2x?x8xf32>
 }
 
+// RoPE: both pairings, partial rotary, an offset and the inverse rotation
+// round-trip.
+// CHECK-LABEL: func.func @rope
+// CHECK:         %[[A:.*]] = tfc.rope #tfc.rope_style<half> %{{.*}} theta 1.000000e+04 rotary_dim 8 : tensor<?x2x?x8xf32>
+// CHECK:         %[[B:.*]] = tfc.rope #tfc.rope_style<interleaved> %[[A]] theta 5.000000e+05 rotary_dim 4 {offset = 7 : i64} : tensor<?x2x?x8xf32>
+// CHECK:         tfc.rope #tfc.rope_style<half> %[[B]] theta 1.000000e+04 rotary_dim 8 {inverse} : tensor<?x2x?x8xf32>
+func.func @rope(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %a = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 : tensor<?x2x?x8xf32>
+  %b = tfc.rope #tfc.rope_style<interleaved> %a theta 500000.0 rotary_dim 4 {offset = 7 : i64} : tensor<?x2x?x8xf32>
+  %c = tfc.rope #tfc.rope_style<half> %b theta 10000.0 rotary_dim 8 {inverse} : tensor<?x2x?x8xf32>
+  return %c : tensor<?x2x?x8xf32>
+}
+
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         tfc.activation #tfc.activation<relu> %{{.*}} : tensor<?x?x32xf32>
 // CHECK:         tfc.activation #tfc.activation<gelu> %{{.*}} : tensor<?x?x32xf32>

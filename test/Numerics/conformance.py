@@ -297,9 +297,52 @@ def head_specs():
     ]
 
 
+def position_specs():
+    """[attention] qk_norm and RoPE (positions, rope_theta, rope_style,
+    rope_fraction), crossed with grouped-query heads, head_dim, the norms
+    and their positions, both masks, cross-attention (RoPE: self-attention
+    only), the LM head and bf16."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4}
+    return [
+        SpecCase("rope_llama", {  # RMSNorm, SwiGLU, no biases, GQA, RoPE
+            "model": dict(base, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "positions": "rope"}}, quick=True),
+        SpecCase("rope_interleaved_partial_post_bi", {  # GPT-J pairs, half the dims
+            "model": dict(base, d_ff=48), "norm": {"position": "post"},
+            "attention": {"mask": "bidirectional", "positions": "rope",
+                          "rope_style": "interleaved", "rope_fraction": 0.5,
+                          "rope_theta": 500.0}}),
+        SpecCase("qknorm_rope_qwen3_lm", {  # Qwen3: QK-norm, RoPE 1e6, GQA, tied
+            "model": dict(base, n_heads=8, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "head_dim": 8, "qk_norm": "rmsnorm",
+                          "positions": "rope", "rope_theta": 1000000.0},
+            "embedding": {"vocab": 45, "positions": "none"},
+            "head": {"tied": True, "loss": "cross_entropy"}}, quick=True),
+        SpecCase("qknorm_ln_cross_deepnorm_rope", {  # QK-norm on both attentions
+            "model": dict(base, d_ff=40), "norm": {"position": "deepnorm"},
+            "ffn": {"activation": "relu"},
+            "attention": {"cross": True, "qk_norm": "layernorm", "positions": "rope",
+                          "rope_style": "interleaved"}}, quick=True),
+        SpecCase("qknorm_rms_mqa_bi", {  # QK-norm without RoPE
+            "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm", "position": "post"},
+            "attention": {"mask": "bidirectional", "n_kv_heads": 1,
+                          "qk_norm": "rmsnorm"}}),
+        SpecCase("rope_headdim6_fraction", {  # int(0.34 * 6) = 2 rotating dims
+            "model": dict(base, n_heads=3, d_ff=40), "ffn": {"activation": "gelu_tanh"},
+            "attention": {"head_dim": 6, "positions": "rope", "rope_fraction": 0.34},
+            "embedding": {"vocab": 33, "positions": "learned"},
+            "head": {"loss": "cross_entropy"}}),
+        SpecCase("rope_qknorm_bf16", {
+            "model": dict(base, dtype="bf16"), "norm": {"type": "rmsnorm"},
+            "attention": {"n_kv_heads": 2, "qk_norm": "rmsnorm", "positions": "rope"}}),
+    ]
+
+
 def all_specs():
     return (block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
-            head_specs())
+            head_specs() + position_specs())
 
 
 def _clamp(spec, cases):

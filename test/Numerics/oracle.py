@@ -47,7 +47,8 @@ _KEYS = {
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
     "ffn": {"activation", "multiple_of"},
-    "attention": {"mask", "cross", "n_kv_heads", "head_dim"},
+    "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
+                  "positions", "rope_theta", "rope_style", "rope_fraction"},
     "embedding": {"vocab", "positions"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
@@ -139,6 +140,20 @@ class Config:
 
         self.mask = choice("attention", "mask", "causal", ("causal", "bidirectional"))
         self.cross = bool(get("attention", "cross", False))
+        # QK-norm: every attention's q and k heads normalised over head_dim
+        # with their own weights. RoPE: self-attention only.
+        self.qk_norm = choice("attention", "qk_norm", "none",
+                              ("none", "rmsnorm", "layernorm"))
+        self.attn_positions = choice("attention", "positions", "none",
+                                     ("none", "rope"))
+        self.rope_theta = float(get("attention", "rope_theta", 10000.0))
+        self.rope_style = choice("attention", "rope_style", "half",
+                                 ("half", "interleaved"))
+        fraction = float(get("attention", "rope_fraction", 1.0))
+        self.rotary_dim = int(fraction * self.head_dim)  # HF's truncation
+        if self.attn_positions == "rope" and (self.rotary_dim % 2 or
+                                              self.rotary_dim < 2):
+            raise SpecError("the rotary width must be even and >= 2")
 
         # DeepNorm (Wang et al. 2022): alpha scales the residual. Only alpha
         # matters for forward; beta is an init scale.
@@ -191,12 +206,22 @@ class Config:
 # Layout: the flat parameter buffer (docs/abi.md "Parameter layout").
 # ---------------------------------------------------------------------------
 
-def _norm_tensors(cfg, prefix):
-    d = cfg.d_model
+def _norm_tensors(cfg, prefix, width=None, kind=None):
+    d = width or cfg.d_model
     out = [(prefix + ".weight", (d,))]
-    if cfg.norm_type == "layernorm":
+    if (kind or cfg.norm_type) == "layernorm":
         out.append((prefix + ".bias", (d,)))
     return out
+
+
+def _attention_tensors(cfg, prefix, shapes):
+    t = []
+    for w, n_in, n_out in shapes:
+        t += _linear_tensors(cfg, prefix + w, n_in, n_out)
+    if cfg.qk_norm != "none":
+        for n in ("q_norm", "k_norm"):
+            t += _norm_tensors(cfg, prefix + n, cfg.head_dim, cfg.qk_norm)
+    return t
 
 
 def _linear_tensors(cfg, prefix, n_in, n_out):
@@ -212,12 +237,10 @@ def block_tensors(cfg, i):
     t = _norm_tensors(cfg, p + "attn_norm")
     q, kv = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
     shapes = (("wq", d, q), ("wk", d, kv), ("wv", d, kv), ("wo", q, d))
-    for w, n_in, n_out in shapes:
-        t += _linear_tensors(cfg, p + "attn." + w, n_in, n_out)
+    t += _attention_tensors(cfg, p + "attn.", shapes)
     if cfg.cross:
         t += _norm_tensors(cfg, p + "cross_norm")
-        for w, n_in, n_out in shapes:
-            t += _linear_tensors(cfg, p + "cross." + w, n_in, n_out)
+        t += _attention_tensors(cfg, p + "cross.", shapes)
     t += _norm_tensors(cfg, p + "ffn_norm")
     if cfg.gated:
         t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
@@ -341,10 +364,10 @@ class Linear(nn.Module):
 
 
 class Norm(nn.Module):
-    def __init__(self, cfg, dtype):
+    def __init__(self, cfg, dtype, width=None, kind=None):
         super().__init__()
-        d = cfg.d_model
-        self.kind, self.eps = cfg.norm_type, cfg.eps
+        d = width or cfg.d_model
+        self.kind, self.eps = kind or cfg.norm_type, cfg.eps
         self.weight = nn.Parameter(torch.ones(d, dtype=dtype))
         self.bias = (nn.Parameter(torch.zeros(d, dtype=dtype))
                      if self.kind == "layernorm" else None)
@@ -355,8 +378,26 @@ class Norm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
+def rope(x, theta, rot, style):
+    """RoFormer's rotation of [b, h, t, dh] at positions 0..t-1 (HF LLaMA's
+    rotate_half for "half", GPT-J's pairs for "interleaved")."""
+    t = x.shape[2]
+    inv_freq = 1.0 / theta ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot)
+    angle = torch.arange(t, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # [t, rot/2]
+    xr, rest = x[..., :rot], x[..., rot:]
+    if style == "half":
+        x1, x2 = xr[..., :rot // 2], xr[..., rot // 2:]
+        out = torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+    else:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+        out = torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin],
+                          dim=-1).flatten(-2)
+    return torch.cat([out, rest], dim=-1)
+
+
 class Attention(nn.Module):
-    def __init__(self, cfg, dtype):
+    def __init__(self, cfg, dtype, self_attention=True):
         super().__init__()
         d = cfg.d_model
         self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
@@ -366,6 +407,13 @@ class Attention(nn.Module):
         self.wk = Linear(d, kv, cfg.bias, dtype)
         self.wv = Linear(d, kv, cfg.bias, dtype)
         self.wo = Linear(q, d, cfg.bias, dtype)
+        self.qk_norm = cfg.qk_norm != "none"
+        if self.qk_norm:
+            self.q_norm = Norm(cfg, dtype, cfg.head_dim, cfg.qk_norm)
+            self.k_norm = Norm(cfg, dtype, cfg.head_dim, cfg.qk_norm)
+        self.rope = None
+        if self_attention and cfg.attn_positions == "rope":
+            self.rope = (cfg.rope_theta, cfg.rotary_dim, cfg.rope_style)
 
     def forward(self, u, z, causal):
         b, s, d = u.shape
@@ -374,6 +422,10 @@ class Attention(nn.Module):
         q = self.wq(u).view(b, s, h, dh).transpose(1, 2)  # [b, h, s, dh]
         k = self.wk(z).view(b, t, g, dh).transpose(1, 2)  # [b, g, t, dh]
         v = self.wv(z).view(b, t, g, dh).transpose(1, 2)
+        if self.qk_norm:  # Qwen3: per-head norm, then RoPE
+            q, k = self.q_norm(q), self.k_norm(k)
+        if self.rope:
+            q, k = rope(q, *self.rope), rope(k, *self.rope)
         # Query head i reads K/V head i // (h / g) (HF's repeat_kv).
         k = k.repeat_interleave(h // g, dim=1)  # [b, h, t, dh]
         v = v.repeat_interleave(h // g, dim=1)
@@ -414,7 +466,7 @@ class Block(nn.Module):
         self.has_cross = cfg.cross
         if cfg.cross:
             self.cross_norm = Norm(cfg, dtype)
-            self.cross = Attention(cfg, dtype)
+            self.cross = Attention(cfg, dtype, self_attention=False)
         self.ffn_norm = Norm(cfg, dtype)
         self.ffn = FFN(cfg, dtype)
 

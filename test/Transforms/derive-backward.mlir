@@ -168,6 +168,27 @@ func.func @repeat_heads(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// RoPE's gradient is the inverse rotation (the transpose); nothing is
+// saved, and an inverse rope's gradient is the forward rotation.
+// CHECK-LABEL: func.func @rope(
+// CHECK-NOT:     tfc.save
+// CHECK-LABEL: func.func @rope_grad(
+// CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x2x?x8xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
+// CHECK-NEXT:    %[[D1:.*]] = tfc.rope #tfc.rope_style<half> %[[DY]] theta 1.000000e+04 rotary_dim 8 : tensor<?x2x?x8xf32>
+// CHECK-NEXT:    %[[D0:.*]] = tfc.rope #tfc.rope_style<interleaved> %[[D1]] theta 5.000000e+02 rotary_dim 4 {inverse, offset = 3 : i64} : tensor<?x2x?x8xf32>
+// CHECK-NEXT:    return %[[DP]], %[[D0]] : tensor<?xf32>, tensor<?x2x?x8xf32>
+func.func @rope(%params: tensor<?xf32> {tfc.role = "params"},
+                %x: tensor<?x2x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "rope", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %r = tfc.rope #tfc.rope_style<interleaved> %x theta 500.0 rotary_dim 4 {offset = 3 : i64} : tensor<?x2x?x8xf32>
+  %y = tfc.rope #tfc.rope_style<half> %r theta 10000.0 rotary_dim 8 {inverse} : tensor<?x2x?x8xf32>
+  return %y : tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @merge_heads_grad(
 // CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x?x8xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
 // CHECK-SAME:      -> (tensor<?xf32> {tfc.role = "d_params"}, tensor<?x2x?x4xf32> {tfc.role = "d_x"})

@@ -65,6 +65,13 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
   EXPECT_EQ(a.attention.mask, b.attention.mask);
   EXPECT_EQ(a.attention.cross, b.attention.cross);
+  EXPECT_EQ(a.attention.nKvHeads, b.attention.nKvHeads);
+  EXPECT_EQ(a.attention.headDim, b.attention.headDim);
+  EXPECT_EQ(a.attention.qkNorm, b.attention.qkNorm);
+  EXPECT_EQ(a.attention.positions, b.attention.positions);
+  EXPECT_EQ(a.attention.ropeTheta, b.attention.ropeTheta);
+  EXPECT_EQ(a.attention.ropeStyle, b.attention.ropeStyle);
+  EXPECT_EQ(a.attention.ropeFraction, b.attention.ropeFraction);
   ASSERT_EQ(a.embedding.has_value(), b.embedding.has_value());
   if (a.embedding) {
     EXPECT_EQ(a.embedding->vocab, b.embedding->vocab);
@@ -356,6 +363,9 @@ TEST(SpecTest, PrintSpecRoundTrip) {
       "[target]\ndevice = \"cuda\"\n",
       "dtype = \"bf16\"\n[target]\ndevice = \"cuda\"\n",
       "[target]\ncpu = \"znver4\"\nfeatures = \"+avx512f,-avx512vl\"\n",
+      "[attention]\nqk_norm = \"layernorm\"\npositions = \"rope\"\n"
+      "rope_theta = 500000.0\nrope_style = \"interleaved\"\n"
+      "rope_fraction = 0.25\n",
   };
   for (const char *extra : extras) {
     SCOPED_TRACE(extra);
@@ -752,4 +762,74 @@ TEST(SpecTest, GroupedQueryHeadErrors) {
   EXPECT_EQ(parseFails(minimal("", 100, 3)).str(),
             "test.toml:4:11: error: d_model = 100 is not divisible by "
             "n_heads = 3; set 'attention.head_dim'");
+}
+
+TEST(SpecTest, QKNormAndRope) {
+  // Qwen3's attention: QK-norm (RMSNorm per head), RoPE theta 1e6.
+  Spec s = parseOk(minimal("[attention]\nn_kv_heads = 2\nqk_norm = "
+                           "\"rmsnorm\"\npositions = \"rope\"\n"
+                           "rope_theta = 1000000.0\n"));
+  EXPECT_EQ(s.attention.qkNorm, QKNorm::RMSNorm);
+  EXPECT_EQ(s.attention.positions, AttentionPositions::RoPE);
+  EXPECT_EQ(s.attention.ropeTheta, 1e6);
+  EXPECT_EQ(s.attention.ropeStyle, RopeStyle::Half);
+  EXPECT_EQ(s.attention.rotaryDim(), 16);
+  // q_norm and k_norm: 16 floats each; LayerNorm adds their biases.
+  Spec plain = parseOk(minimal("[attention]\nn_kv_heads = 2\n"));
+  EXPECT_EQ(paramCount(s), paramCount(plain) + 2 * 16); // depth 1
+  Spec ln = parseOk(minimal("[attention]\nqk_norm = \"layernorm\"\n"));
+  EXPECT_EQ(paramCount(ln), paramCount(parseOk(minimal())) + 4 * 16);
+  // Partial rotary truncates as Hugging Face does: int(0.3 * 16) = 4.
+  EXPECT_EQ(parseOk(minimal("[attention]\npositions = \"rope\"\n"
+                            "rope_fraction = 0.3\n"))
+                .attention.rotaryDim(),
+            4);
+  // Defaults: no QK-norm, no positions; printSpec writes the RoPE keys
+  // only with RoPE.
+  Spec d = parseOk(minimal());
+  EXPECT_EQ(d.attention.qkNorm, QKNorm::None);
+  EXPECT_EQ(d.attention.positions, AttentionPositions::None);
+  EXPECT_EQ(printSpec(d).find("rope_theta"), std::string::npos);
+  EXPECT_NE(printSpec(s).find("rope_theta = 1000000.0"), std::string::npos);
+}
+
+TEST(SpecTest, QKNormAndRopeErrors) {
+  EXPECT_EQ(parseFails(minimal("[attention]\nqk_norm = \"l2\"\n")).str(),
+            "test.toml:6:11: error: 'attention.qk_norm' must be \"none\", "
+            "\"rmsnorm\" or \"layernorm\", not \"l2\"");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"alibi\"\n")).str(),
+            "test.toml:6:13: error: 'attention.positions' must be \"none\" or "
+            "\"rope\", not \"alibi\"");
+  EXPECT_EQ(parseFails(minimal("[attention]\nrope_theta = 500.0\n")).str(),
+            "test.toml:6:14: error: 'attention.rope_theta' only applies to "
+            "positions = \"rope\", not \"none\"");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"rope\"\n"
+                               "rope_theta = -1.0\n"))
+                .str(),
+            "test.toml:7:14: error: 'attention.rope_theta' must be positive "
+            "and finite, got -1");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"rope\"\n"
+                               "rope_fraction = 1.5\n"))
+                .str(),
+            "test.toml:7:17: error: rope_fraction = 1.5 is more than 1 (the "
+            "whole head)");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"rope\"\n"
+                               "rope_fraction = 0.3\n",
+                               64, 2))
+                .str(),
+            "test.toml:7:17: error: the rotary width int(rope_fraction * "
+            "head_dim) = int(0.3 * 32) = 9 is odd; RoPE rotates pairs of "
+            "dims, so it must be even and at least 2");
+  EXPECT_EQ(parseFails(minimal("[attention]\nhead_dim = 7\npositions = "
+                               "\"rope\"\n"))
+                .str(),
+            "test.toml:7:13: error: the rotary width int(rope_fraction * "
+            "head_dim) = int(1 * 7) = 7 is odd; RoPE rotates pairs of dims, "
+            "so it must be even and at least 2");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"rope\"\n"
+                               "rope_fraction = 0.05\n"))
+                .str(),
+            "test.toml:7:17: error: the rotary width int(rope_fraction * "
+            "head_dim) = int(0.05 * 16) = 0 is too small; RoPE rotates pairs "
+            "of dims, so it must be even and at least 2");
 }

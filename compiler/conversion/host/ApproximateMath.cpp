@@ -19,7 +19,7 @@ struct TfcApproximateMath
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == "math.exp" || name == "math.log" || name == "math.tanh" ||
-             name == "math.erf";
+             name == "math.erf" || name == "math.sin" || name == "math.cos";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -135,6 +135,31 @@ func.func @heads(%params: tensor<?xf32> {tfc.role = "params"},
   return %r, %s : tensor<?x6x?x5xf32>, tensor<?x2x?x5xf32>
 }
 
+// RoPE: both pairings (one partial), positions from 4000 on, the inverse
+// rotation (the gradient), and the scores of rotated q and k at positions
+// 0.. and 3000.., which must agree (they depend on i - j only).
+func.func @rope(%params: tensor<?xf32> {tfc.role = "params"},
+                %q: tensor<?x3x?x8xf32> {tfc.role = "x"},
+                %k: tensor<?x3x?x8xf32> {tfc.role = "x"},
+                %dy: tensor<?x3x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x3x?x8xf32> {tfc.role = "y"}, tensor<?x3x?x8xf32> {tfc.role = "y"},
+        tensor<?x3x?x8xf32> {tfc.role = "y"}, tensor<?x3x?x8xf32> {tfc.role = "y"},
+        tensor<?x3x?x?xf32> {tfc.role = "y"}, tensor<?x3x?x?xf32> {tfc.role = "y"})
+    attributes {tfc.model = "rope", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1842 : i64, tfc.vocab = 0 : i64} {
+  %half = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 : tensor<?x3x?x8xf32>
+  %inter = tfc.rope #tfc.rope_style<interleaved> %q theta 500.0 rotary_dim 6 : tensor<?x3x?x8xf32>
+  %far = tfc.rope #tfc.rope_style<half> %q theta 10000.0 rotary_dim 8 {offset = 4000 : i64} : tensor<?x3x?x8xf32>
+  %inv = tfc.rope #tfc.rope_style<half> %dy theta 10000.0 rotary_dim 8 {inverse} : tensor<?x3x?x8xf32>
+  %q0 = tfc.rope #tfc.rope_style<half> %q theta 1000000.0 rotary_dim 8 : tensor<?x3x?x8xf32>
+  %k0 = tfc.rope #tfc.rope_style<half> %k theta 1000000.0 rotary_dim 8 : tensor<?x3x?x8xf32>
+  %s0 = tfc.attention_scores %q0, %k0 : (tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>) -> tensor<?x3x?x?xf32>
+  %q1 = tfc.rope #tfc.rope_style<half> %q theta 1000000.0 rotary_dim 8 {offset = 3000 : i64} : tensor<?x3x?x8xf32>
+  %k1 = tfc.rope #tfc.rope_style<half> %k theta 1000000.0 rotary_dim 8 {offset = 3000 : i64} : tensor<?x3x?x8xf32>
+  %s1 = tfc.attention_scores %q1, %k1 : (tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>) -> tensor<?x3x?x?xf32>
+  return %half, %inter, %far, %inv, %s0, %s1 : tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
+}
+
 // The forward ops of the gradients above, evaluated at perturbed inputs
 // for directional finite differences.
 func.func @fwd(%params: tensor<?xf32> {tfc.role = "params"},

@@ -27,6 +27,7 @@ import numpy as np
 B, S = 2, 7  # batch 2 of max 2, seq 7 of max 8: 14 rows
 D, F, Z, V, H, DH, N, P = 19, 37, 23, 11, 3, 5, 37, 8
 KV = 2  # K/V heads of the @heads model, each shared by 3 query heads
+RH, RDH = 3, 8  # heads and head width of the @rope model
 LN_EPS, RMS_EPS = 1e-5, 1e-6
 # name -> (offset, shape), as grad_ops.mlir's header.
 PARAMS = {"gamma": (0, (D,)), "beta": (19, (D,)), "W": (38, (D, F)),
@@ -96,6 +97,10 @@ def inputs():
     t["kv2"] = n(B, KV, S, DH).astype(f32)
     t["g6"] = n(B, 3 * KV, S, DH).astype(f32)
     dirs["kv2"] = np.clip(n(*t["kv2"].shape), -3.5, 3.5).astype(f32)
+    # RoPE (drawn after the heads' draws).
+    for name in ("rq", "rk", "rdy"):
+        t[name] = n(B, RH, S, RDH).astype(f32)
+    dirs["rq"] = np.clip(n(*t["rq"].shape), -3.5, 3.5).astype(f32)
     return t, dirs
 
 
@@ -118,6 +123,9 @@ GRAD_CASES = {
              ("relu", "gelu", "gelu_tanh", "silu") for k in ("dgate", "dup")]),
     "heads": (["params", "kv2", "g6"],
               [("repeat", (B, 3 * KV, S, DH)), ("sum", (B, KV, S, DH))]),
+    "rope": (["params", "rq", "rk", "rdy"],
+             [(name, (B, RH, S, RDH)) for name in ("half", "inter", "far", "inv")] +
+             [("scores0", (B, RH, S, S)), ("scores3000", (B, RH, S, S))]),
     "emb": (["params", "tokens", "ids", "dye", "logits", "targets", "none",
              "dloss"],
             [("de", (V, D)), ("dclamp", (V, D)), ("dpos", (P, D)),
@@ -155,6 +163,13 @@ def cases():
         arrays[1] = (t["kv2"].astype(np.float64) +
                      sign * FD_H * dirs["kv2"]).astype(f32)
         result.append((case, "heads", arrays, outs))
+    # @rope holds its forward op too: run it at rq +- h V.
+    ins, outs = GRAD_CASES["rope"]
+    for sign, case in ((1, "rope_plus"), (-1, "rope_minus")):
+        arrays = [t[i] for i in ins]
+        arrays[1] = (t["rq"].astype(np.float64) +
+                     sign * FD_H * dirs["rq"]).astype(f32)
+        result.append((case, "rope", arrays, outs))
     return result
 
 
@@ -254,6 +269,23 @@ def cross_entropy_grad(logits, targets, dloss):
 def embedding_grad(ids, dy, rows):
     out = np.zeros((rows, dy.shape[-1]))
     np.add.at(out, np.clip(ids, 0, rows - 1).reshape(-1), dy.reshape(-1, dy.shape[-1]))
+    return out
+
+
+def rope(x, theta, rot, style, offset=0, inverse=False):
+    """RoFormer's rotation of [b, h, t, dh] in float64, positions offset.."""
+    t = x.shape[2]
+    freq = theta ** (-np.arange(0, rot, 2) / rot)
+    angle = (offset + np.arange(t))[:, None] * freq[None, :]
+    cos, sin = np.cos(angle), np.sin(angle) * (-1 if inverse else 1)
+    out = x.copy()
+    if style == "half":
+        i1, i2 = np.arange(rot // 2), np.arange(rot // 2, rot)
+    else:
+        i1, i2 = np.arange(0, rot, 2), np.arange(1, rot, 2)
+    x1, x2 = x[..., i1], x[..., i2]
+    out[..., i1] = x1 * cos - x2 * sin
+    out[..., i2] = x2 * cos + x1 * sin
     return out
 
 
@@ -413,6 +445,31 @@ def check(d):
     analytic = (grad * dirs["kv2"]).sum()
     err = abs(numeric - analytic) / max(np.abs(grad * dirs["kv2"]).sum(), 1e-30)
     report("repeat_heads: gradient vs compiled forward differences", err <= 2e-3,
+           f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
+
+    # RoPE: the rotations against float64 (positions past 4000 included:
+    # the angle is reduced in f64, so f32 keeps its precision there), the
+    # untouched dims bit for bit, the inverse as the transpose, and scores
+    # that depend on relative positions only.
+    q = t["rq"]
+    close("rope half", g("rope", "half"), rope(q, 1e4, 8, "half"))
+    close("rope interleaved partial", g("rope", "inter"),
+          rope(q, 500.0, 6, "interleaved"))
+    same("rope partial passes dims 6.. through", g("rope", "inter")[..., 6:],
+         t64["rq"][..., 6:])
+    close("rope at positions 4000..", g("rope", "far"), rope(q, 1e4, 8, "half", 4000))
+    close("rope inverse", g("rope", "inv"), rope(t["rdy"], 1e4, 8, "half", inverse=True))
+    formula("rope inverse (gradient)", rope(t["rdy"], 1e4, 8, "half", inverse=True),
+            fd(lambda v: (rope(v, 1e4, 8, "half") * t["rdy"]).sum(), q))
+    close("rope scores at positions 3000.. equal those at 0..",
+          g("rope", "scores3000"), g("rope", "scores0").astype(np.float64))
+    plus = (g("rope_plus", "half").astype(np.float64) * t["rdy"]).sum()
+    minus = (g("rope_minus", "half").astype(np.float64) * t["rdy"]).sum()
+    numeric = (plus - minus) / (2 * FD_H)
+    grad = g("rope", "inv").astype(np.float64)
+    analytic = (grad * dirs["rq"]).sum()
+    err = abs(numeric - analytic) / max(np.abs(grad * dirs["rq"]).sum(), 1e-30)
+    report("rope: gradient vs compiled forward differences", err <= 2e-3,
            f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
 
     check_fd(out, t, dirs)

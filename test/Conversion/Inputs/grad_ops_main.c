@@ -34,6 +34,7 @@ int32_t bmm_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
 int32_t norm_forward(tfc_runtime *, V8, V4, V2, V1, int64_t, int64_t, int64_t);
 int32_t act_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
 int32_t heads_forward(tfc_runtime *, V4, V2, int64_t, int64_t, int64_t);
+int32_t rope_forward(tfc_runtime *, V8, V2, V1, int64_t, int64_t, int64_t);
 int32_t emb_forward(tfc_runtime *, V8, V4, V1, V1, int64_t, int64_t, int64_t);
 int32_t fwd_forward(tfc_runtime *, V16, V8, V4, V2, V1, V1, int64_t, int64_t,
                     int64_t);
@@ -42,6 +43,7 @@ int64_t bmm_workspace_size(int64_t, int64_t);
 int64_t norm_workspace_size(int64_t, int64_t);
 int64_t act_workspace_size(int64_t, int64_t);
 int64_t heads_workspace_size(int64_t, int64_t);
+int64_t rope_workspace_size(int64_t, int64_t);
 int64_t emb_workspace_size(int64_t, int64_t);
 int64_t fwd_workspace_size(int64_t, int64_t);
 
@@ -67,6 +69,10 @@ static int32_t call_heads(tfc_runtime *rt, void **a, void *ws, int64_t b,
                           int64_t s) {
   return heads_forward(rt, A4(0), a[4], ws, ws_size, b, s);
 }
+static int32_t call_rope(tfc_runtime *rt, void **a, void *ws, int64_t b,
+                         int64_t s) {
+  return rope_forward(rt, A8(0), A2(8), ws, ws_size, b, s);
+}
 static int32_t call_emb(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
   return emb_forward(rt, A8(0), A4(8), a[12], ws, ws_size, b, s);
@@ -88,6 +94,7 @@ static const struct {
     {"norm", 14, call_norm, norm_workspace_size},
     {"act", 16, call_act, act_workspace_size},
     {"heads", 5, call_heads, heads_workspace_size},
+    {"rope", 10, call_rope, rope_workspace_size},
     {"emb", 13, call_emb, emb_workspace_size},
     {"fwd", 31, call_fwd, fwd_workspace_size},
 };

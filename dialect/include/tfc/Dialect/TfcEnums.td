@@ -55,4 +55,15 @@ def Tfc_PositionKindAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+// Which dims of a head rotate together under tfc.rope.
+def Tfc_RopeStyle : I32EnumAttr<"RopeStyle", "rotary dim pairing", [
+    I32EnumAttrCase<"half", 0>,
+    I32EnumAttrCase<"interleaved", 1>]> {
+  let cppNamespace = "::mlir::tfc";
+  let genSpecializedAttr = 0;
+}
+def Tfc_RopeStyleAttr : EnumAttr<Tfc_Dialect, Tfc_RopeStyle, "rope_style"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // TFC_ENUMS_TD

@@ -144,6 +144,31 @@ def Tfc_SumHeadGroupsOp : Tfc_Op<"sum_head_groups", [Pure, DeclareOpInterfaceMet
   let hasVerifier = 1;
 }
 
+def Tfc_RopeOp : Tfc_Op<"rope", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
+  let summary = "rotary position embedding of q or k heads [b, h, t, dh]";
+  let description = [{
+    Rotates each pair of the first `rotary_dim` dims of every head by the
+    angle `p * theta^(-2i / rotary_dim)` for pair `i` at position
+    `p = offset + t` (Su et al. 2021); the other dims pass through. `half`
+    pairs dims `(i, i + rotary_dim / 2)` as Hugging Face's LLaMA does,
+    `interleaved` pairs `(2i, 2i + 1)` as GPT-J does:
+    `(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)`. `inverse` rotates by
+    the negative angle: the transpose, which is the gradient. Angles are
+    formed and reduced modulo 2 pi in f64 so that long sequences keep f32
+    accuracy.
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, F64Attr:$theta,
+                       I64Attr:$rotary_dim, Tfc_RopeStyleAttr:$style,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       UnitAttr:$inverse);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    qualified($style) $input `theta` $theta `rotary_dim` $rotary_dim attr-dict
+    `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tfc_AttentionScoresOp : Tfc_Op<"attention_scores", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "Q K^T per head: [b, h, s, dh] x [b, h, t, dh] -> [b, h, s, t]";
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key);
