@@ -194,17 +194,29 @@ struct Diagnostic {
 /// int64 (never for a spec parseSpec accepted: it is <= Limits::maxParams).
 int64_t paramCount(const Spec &spec);
 
+/// What a build of a spec holds in its workspace: the driver's flags.
+struct WorkspaceBuild {
+  /// Flash attention (no [b, h, s, t] arrays); false with --no-fusion or
+  /// --disable-fusion=attention.
+  bool fusedAttention = true;
+  /// NAME_backward too, so forward saves every block's activations; false
+  /// with --forward-only, whose blocks reuse one block's buffers.
+  bool backward = true;
+  /// "training, fused attention" and the like, for diagnostics.
+  std::string describe() const;
+};
+
 /// The validator's conservative upper bound, in bytes, of the workspace the
-/// generated code may ask for at (max_batch, max_seq) (and enc_seq = max_seq),
-/// in every build tfc makes of the spec: forward and backward, fused or not
-/// (--no-fusion, --disable-fusion). With d = max(d_model, n_heads * head_dim),
+/// generated code of `build` may ask for at (max_batch, max_seq) (and
+/// enc_seq = max_seq). With d = max(d_model, n_heads * head_dim),
 /// F = d_ff, H = n_heads,
 /// S = max_seq, B = max_batch, V = vocab if there is a [head] (else 0), c = 2
-/// with cross-attention (else 1), P = paramCount:
-///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S
+/// with cross-attention (else 1), P = paramCount, L = depth with backward
+/// (else 1), A = 1 with unfused attention (else 0):
+///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + A*10*c*H*S*S
 ///   outside blocks:    S * (8*d + 4*V)
 ///   scratch:           8*P + 2^20
-///   bytes = 4 * (B * (depth * per_block + outside) + scratch)
+///   bytes = 4 * (B * (L * per_block + outside) + scratch)
 /// Measured (docs/limits.md) against NAME_workspace_size: saved activations
 /// take up to ~15 000 floats per token at d = 256, F = 1024 (fused) and up
 /// to ~21 000 unfused, plus 6 to 8 score-sized arrays per head and attention
@@ -212,11 +224,11 @@ int64_t paramCount(const Spec &spec);
 /// copies add up to ~4 P whatever the batch and seq, and small models a
 /// fixed ~200 000 floats. Every measured build stays at or under 0.8 of the
 /// bound (the worst: unfused, 32 heads of width 1, long seq, where 8 of the
-/// 10 score arrays are used). test/Driver/workspace-bound.test checks it.
-/// parseSpec
-/// rejects a spec whose bound exceeds Limits::maxWorkspace. -1 on int64
-/// overflow.
-int64_t workspaceBound(const Spec &spec);
+/// 10 score arrays are used). A forward-only build's workspace does not
+/// grow with depth. test/Driver/workspace-bound.test checks every build
+/// kind. parseSpec rejects a spec whose bound for the build it is told
+/// exceeds Limits::maxWorkspace. -1 on int64 overflow.
+int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build = {});
 
 /// The fully resolved spec as TOML that parseSpec accepts and that parses back
 /// to the same Spec (but `path`): every key, sections in schema order. Keys
@@ -225,10 +237,11 @@ int64_t workspaceBound(const Spec &spec);
 /// and target.features for device = "cpu") are printed only there.
 std::string printSpec(const Spec &spec);
 
-/// Parses and validates TOML text. On failure returns std::nullopt and sets
-/// `diag`. Never throws.
+/// Parses and validates TOML text, the workspace bound for `build`. On
+/// failure returns std::nullopt and sets `diag`. Never throws.
 std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
-                              Diagnostic &diag);
+                              Diagnostic &diag,
+                              const WorkspaceBuild &build = {});
 
 /// Reads `path` and parses it. A file that cannot be read is a diagnostic too
 /// (with line 0: "path: error: cannot read file: <reason>"). Only regular
@@ -238,7 +251,8 @@ std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
 /// `pipeTimeoutMs` is an error. Never throws, never blocks longer than that.
 std::optional<Spec>
 parseSpecFile(const std::string &path, Diagnostic &diag,
-              int64_t pipeTimeoutMs = InputLimits::defaultPipeTimeoutMs);
+              int64_t pipeTimeoutMs = InputLimits::defaultPipeTimeoutMs,
+              const WorkspaceBuild &build = {});
 
 } // namespace tfc::spec
 

@@ -58,12 +58,13 @@ std::string closestMatch(const std::string &word,
 /// parameter count and the workspace bound. Returns false and sets `diag` on
 /// the first error.
 bool resolveAndValidate(Spec &spec, const SpecSources &sources,
-                        Diagnostic &diag);
+                        const WorkspaceBuild &build, Diagnostic &diag);
 
 /// The same formulas as paramCount / workspaceBound, but reporting overflow:
 /// false if some intermediate value does not fit in int64.
 bool checkedParamCount(const Spec &spec, int64_t &count);
-bool checkedWorkspaceBound(const Spec &spec, int64_t &bytes);
+bool checkedWorkspaceBound(const Spec &spec, const WorkspaceBuild &build,
+                           int64_t &bytes);
 
 } // namespace tfc::spec::detail
 

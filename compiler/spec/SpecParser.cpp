@@ -789,7 +789,7 @@ struct FileDescriptor {
 } // namespace
 
 std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
-                              Diagnostic &diag) {
+                              Diagnostic &diag, const WorkspaceBuild &build) {
   try {
     if (text.size() > static_cast<size_t>(InputLimits::maxFileBytes)) {
       diag = makeDiag(path, SourcePos{},
@@ -810,7 +810,7 @@ std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
       diag = *error;
       return std::nullopt;
     }
-    if (!resolveAndValidate(spec, reader.sources, diag))
+    if (!resolveAndValidate(spec, reader.sources, build, diag))
       return std::nullopt;
     return spec;
   } catch (const toml::parse_error &e) {
@@ -833,7 +833,8 @@ std::optional<Spec> parseSpec(const std::string &text, const std::string &path,
 }
 
 std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
-                                  int64_t pipeTimeoutMs) {
+                                  int64_t pipeTimeoutMs,
+                                  const WorkspaceBuild &build) {
   // A spec is a few hundred bytes; refuse to slurp something that is not one.
   constexpr size_t kMaxBytes = InputLimits::maxFileBytes;
   auto fail = [&](std::string message) {
@@ -911,7 +912,7 @@ std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
       if (text.size() > kMaxBytes) // A file that grew, or a pipe.
         return tooLarge();
     }
-    return parseSpec(text, path, diag);
+    return parseSpec(text, path, diag, build);
   } catch (...) {
     return fail("cannot read file: out of memory");
   }

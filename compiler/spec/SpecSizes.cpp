@@ -85,7 +85,8 @@ bool checkedParamCount(const Spec &s, int64_t &count) {
   return !total.overflow;
 }
 
-bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
+bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
+                           int64_t &bytes) {
   // The formula is documented at workspaceBound in Spec.h.
   // Per-token buffers scale with the widest of d_model and the heads' width.
   int64_t h = s.model.nHeads, f = s.model.dFF;
@@ -97,7 +98,10 @@ bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
   Checked perToken =
       Checked(attentions) * (Checked(64) * d + Checked(128) * h) +
       Checked(16) * f;
-  Checked scores = Checked(10 * attentions) * h * seq * seq;
+  Checked scores = build.fusedAttention
+                       ? Checked(0)
+                       : Checked(10 * attentions) * h * seq * seq;
+  int64_t liveBlocks = build.backward ? s.model.depth : 1;
   Checked perBlock = Checked(seq) * perToken + scores;
   Checked outside = Checked(seq) * (Checked(8) * d + Checked(4) * vocab);
   int64_t params;
@@ -105,10 +109,9 @@ bool checkedWorkspaceBound(const Spec &s, int64_t &bytes) {
   Checked scratch = Checked(8) * params + Checked(1 << 20);
   if (!counted)
     scratch.overflow = true;
-  Checked total =
-      Checked(4) * (Checked(s.model.maxBatch) *
-                        (Checked(s.model.depth) * perBlock + outside) +
-                    scratch);
+  Checked total = Checked(4) * (Checked(s.model.maxBatch) *
+                                    (Checked(liveBlocks) * perBlock + outside) +
+                                scratch);
   bytes = total.value;
   return !total.overflow;
 }
@@ -120,9 +123,14 @@ int64_t paramCount(const Spec &spec) {
   return detail::checkedParamCount(spec, count) ? count : -1;
 }
 
-int64_t workspaceBound(const Spec &spec) {
+int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build) {
   int64_t bytes;
-  return detail::checkedWorkspaceBound(spec, bytes) ? bytes : -1;
+  return detail::checkedWorkspaceBound(spec, build, bytes) ? bytes : -1;
+}
+
+std::string WorkspaceBuild::describe() const {
+  return std::string(backward ? "training" : "forward-only") +
+         (fusedAttention ? ", fused attention" : ", unfused attention");
 }
 
 } // namespace tfc::spec

@@ -47,7 +47,7 @@ void resolveDeepNorm(Spec &spec, const SpecSources &sources) {
 } // namespace
 
 bool resolveAndValidate(Spec &spec, const SpecSources &sources,
-                        Diagnostic &diag) {
+                        const WorkspaceBuild &build, Diagnostic &diag) {
   std::vector<Diagnostic> errors;
   auto error = [&](const char *key, std::string message) {
     errors.push_back(makeDiag(spec.path, sources.at(key), std::move(message)));
@@ -183,16 +183,17 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
     return false;
   }
   int64_t bytes;
-  bool fits = checkedWorkspaceBound(spec, bytes);
+  bool fits = checkedWorkspaceBound(spec, build, bytes);
   if (!fits || bytes > Limits::maxWorkspace) {
     std::string size =
         fits ? fmt::format("{} bytes", bytes) : "more than 2^63 bytes";
     diag = makeDiag(
         spec.path, sources.at("model"),
-        fmt::format("the workspace at max_batch = {} and max_seq = {} may "
-                    "need {}, over the limit of {} bytes (1 TiB); lower "
+        fmt::format("the workspace ({}) at max_batch = {} and max_seq = {} "
+                    "may need {}, over the limit of {} bytes (1 TiB); lower "
                     "'model.max_batch' or 'model.max_seq'",
-                    m.maxBatch, m.maxSeq, size, Limits::maxWorkspace));
+                    build.describe(), m.maxBatch, m.maxSeq, size,
+                    Limits::maxWorkspace));
     return false;
   }
   return true;

@@ -329,20 +329,54 @@ TEST(SpecTest, WorkspaceBoundByHand) {
   Spec s = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
                    "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
                    "[embedding]\nvocab = 10\n[head]\n");
-  // Per token and block: 64*d + 128*H per attention and 16*F; 10 score-sized
-  // arrays per head and attention; outside: 8*d + 4*V per token; scratch:
-  // 8 floats per parameter and 2^20.
-  int64_t perBlock = 16 * (64 * 8 + 128 * 2 + 16 * 32) + 10 * 2 * 16 * 16;
+  // Per token and block: 64*d + 128*H per attention and 16*F; with
+  // unfused attention 10 score-sized arrays per head and attention;
+  // outside: 8*d + 4*V per token; scratch: 8 floats per parameter and 2^20.
+  // Training keeps every block's activations, forward-only one block's.
+  WorkspaceBuild unfused{/*fusedAttention=*/false, /*backward=*/true};
+  WorkspaceBuild forwardOnly{/*fusedAttention=*/true, /*backward=*/false};
+  int64_t perToken = 16 * (64 * 8 + 128 * 2 + 16 * 32);
+  int64_t scores = 10 * 2 * 16 * 16;
   int64_t outside = 16 * (8 * 8 + 4 * 10);
   int64_t scratch = 8 * paramCount(s) + (1 << 20);
-  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
+  EXPECT_EQ(workspaceBound(s, unfused),
+            4 * (5 * (3 * (perToken + scores) + outside) + scratch));
+  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perToken + outside) + scratch));
+  EXPECT_EQ(workspaceBound(s, forwardOnly),
+            4 * (5 * (perToken + outside) + scratch));
   s.attention.cross = true;
-  perBlock = 16 * (2 * (64 * 8 + 128 * 2) + 16 * 32) + 2 * 10 * 2 * 16 * 16;
+  perToken = 16 * (2 * (64 * 8 + 128 * 2) + 16 * 32);
+  scores = 2 * 10 * 2 * 16 * 16;
   scratch = 8 * paramCount(s) + (1 << 20);
-  EXPECT_EQ(workspaceBound(s), 4 * (5 * (3 * perBlock + outside) + scratch));
+  EXPECT_EQ(workspaceBound(s, unfused),
+            4 * (5 * (3 * (perToken + scores) + outside) + scratch));
   // Overflow is reported, not wrapped.
   s.model.maxSeq = int64_t(1) << 40;
+  EXPECT_EQ(workspaceBound(s, unfused), -1);
+  s.model.maxSeq = int64_t(1) << 62;
   EXPECT_EQ(workspaceBound(s), -1);
+}
+
+TEST(SpecTest, WorkspaceLimitIsPerBuild) {
+  // Qwen3-VL-4B's language model at max_seq 4096: the unfused score arrays
+  // (32 heads, 36 blocks, 4096^2) alone pass 1 TiB, flash attention has
+  // none, so only the unfused training build is refused.
+  std::string text =
+      "name = \"q\"\n[model]\nd_model = 2560\nn_heads = 32\n"
+      "d_ff = 9728\ndepth = 36\nmax_seq = 4096\nmax_batch = 1\n"
+      "bias = false\n[attention]\nn_kv_heads = 8\nhead_dim = 128\n"
+      "[embedding]\nvocab = 151936\n[head]\ntied = true\n";
+  Diagnostic diag;
+  EXPECT_TRUE(parseSpec(text, "test.toml", diag).has_value()) << diag.str();
+  EXPECT_TRUE(parseSpec(text, "test.toml", diag, {true, false}).has_value());
+  EXPECT_FALSE(parseSpec(text, "test.toml", diag, {false, true}).has_value());
+  EXPECT_EQ(diag.str().rfind("test.toml:2:1: error: the workspace (training, "
+                             "unfused attention) at max_batch = 1 and "
+                             "max_seq = 4096 may need ",
+                             0),
+            0u);
+  // Forward-only keeps one block's score arrays: 21 GB.
+  EXPECT_TRUE(parseSpec(text, "test.toml", diag, {false, false}).has_value());
 }
 
 TEST(SpecTest, PrintSpecRoundTrip) {

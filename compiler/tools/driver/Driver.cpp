@@ -240,9 +240,16 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   cl::HideUnrelatedOptions(tfcCategory);
   cl::ParseCommandLineOptions(argc, argv, config.overview);
 
+  llvm::StringSet<> disabled;
+  if (!disabledFusionSet(disabled))
+    return 1;
+  // The workspace limit is checked for the build these flags make.
+  tfc::spec::WorkspaceBuild build;
+  build.fusedAttention = !disabled.contains("attention");
+  build.backward = !forwardOnly;
   tfc::spec::Diagnostic diag;
-  std::optional<tfc::spec::Spec> spec =
-      tfc::spec::parseSpecFile(inputPath, diag, int64_t(inputTimeout) * 1000);
+  std::optional<tfc::spec::Spec> spec = tfc::spec::parseSpecFile(
+      inputPath, diag, int64_t(inputTimeout) * 1000, build);
   if (!spec) {
     errs() << diag.str() << "\n";
     return 1;
@@ -280,9 +287,6 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   if (emitKind == Emit::Header)
     return writeText(out, tfc::emitHeader(*spec, layout, entries)) ? 0 : 1;
 
-  llvm::StringSet<> disabled;
-  if (!disabledFusionSet(disabled))
-    return 1;
   if (emitKind == Emit::Tfc) {
     std::string text;
     raw_string_ostream os(text);

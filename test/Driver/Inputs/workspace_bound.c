@@ -1,15 +1,17 @@
 /* Checks a compiled model's NAME_workspace_size(max_batch, max_seq [, max_seq])
- * against the validator's bound (tfc::spec::workspaceBound in
- * compiler/spec/Spec.h, restated here from the header's constants):
+ * against the validator's bound for its build (tfc::spec::workspaceBound
+ * in compiler/spec/Spec.h, restated here from the header's constants):
  *
- * with d = max(d_model, n_heads * head_dim):
- *   per block, floats: S * (c * (64*d + 128*H) + 16*F) + 10*c*H*S*S
+ * with d = max(d_model, n_heads * head_dim), L = depth with backward (else
+ * 1), A = 1 with unfused attention (else 0):
+ *   per block, floats: S * (c * (64*d + 128*H) + 16*F) + A*10*c*H*S*S
  *   outside blocks:    S * (8*d + 4*V)
  *   scratch:           8*P + 2^20
- *   bytes = 4 * (B * (depth * per_block + outside) + scratch)
+ *   bytes = 4 * (B * (L * per_block + outside) + scratch)
  *
  * Prints `workspace W bound X ratio R` and exits 1 if W > X.
- * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UPPER=NAME_UPPER.
+ * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UPPER=NAME_UPPER
+ * -DFUSED_ATTENTION=0|1 (the build's attention; backward: the header's).
  */
 #include <stdio.h>
 
@@ -26,10 +28,11 @@ int main(void) {
   long long s = K(_MAX_SEQ), b = K(_MAX_BATCH), depth = K(_DEPTH);
   long long c = K(_HAS_CROSS) ? 2 : 1, v = K(_HAS_HEAD) ? K(_VOCAB) : 0;
   long long p = K(_PARAM_COUNT);
-  long long perBlock =
-      s * (c * (64 * d + 128 * h) + 16 * f) + 10 * c * h * s * s;
+  long long scores = FUSED_ATTENTION ? 0 : 10 * c * h * s * s;
+  long long perBlock = s * (c * (64 * d + 128 * h) + 16 * f) + scores;
+  long long live = K(_HAS_BACKWARD) ? depth : 1;
   long long outside = s * (8 * d + 4 * v);
-  long long bound = 4 * (b * (depth * perBlock + outside) + 8 * p + (1 << 20));
+  long long bound = 4 * (b * (live * perBlock + outside) + 8 * p + (1 << 20));
 #if K(_HAS_CROSS)
   long long workspace = (long long)FN(_workspace_size)(b, s, s);
 #else
