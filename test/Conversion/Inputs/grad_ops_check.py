@@ -438,14 +438,8 @@ def check(d):
          (g6[:, 0::3] + g6[:, 1::3]) + g6[:, 2::3])
     formula("sum_head_groups", group_sum(t["g6"]),
             fd(lambda kv: (repeat(kv) * t["g6"]).sum(), t["kv2"]))
-    plus = (g("heads_plus", "repeat").astype(np.float64) * t["g6"]).sum()
-    minus = (g("heads_minus", "repeat").astype(np.float64) * t["g6"]).sum()
-    numeric = (plus - minus) / (2 * FD_H)
-    grad = g("heads", "sum").astype(np.float64)
-    analytic = (grad * dirs["kv2"]).sum()
-    err = abs(numeric - analytic) / max(np.abs(grad * dirs["kv2"]).sum(), 1e-30)
-    report("repeat_heads: gradient vs compiled forward differences", err <= 2e-3,
-           f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
+    model_fd("repeat_heads", out, ("heads", "repeat"), t["g6"], g("heads", "sum"),
+             dirs["kv2"])
 
     # RoPE: the rotations against float64 (positions past 4000 included:
     # the angle is reduced in f64, so f32 keeps its precision there), the
@@ -463,16 +457,24 @@ def check(d):
             fd(lambda v: (rope(v, 1e4, 8, "half") * t["rdy"]).sum(), q))
     close("rope scores at positions 3000.. equal those at 0..",
           g("rope", "scores3000"), g("rope", "scores0").astype(np.float64))
-    plus = (g("rope_plus", "half").astype(np.float64) * t["rdy"]).sum()
-    minus = (g("rope_minus", "half").astype(np.float64) * t["rdy"]).sum()
-    numeric = (plus - minus) / (2 * FD_H)
-    grad = g("rope", "inv").astype(np.float64)
-    analytic = (grad * dirs["rq"]).sum()
-    err = abs(numeric - analytic) / max(np.abs(grad * dirs["rq"]).sum(), 1e-30)
-    report("rope: gradient vs compiled forward differences", err <= 2e-3,
-           f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
+    model_fd("rope", out, ("rope", "half"), t["rdy"], g("rope", "inv"), dirs["rq"])
 
     check_fd(out, t, dirs)
+
+
+def model_fd(what, out, output, dy, grad, direction):
+    """A model holding its own forward op, run at the input +- h V (cases
+    MODEL_plus, MODEL_minus): d/dh sum(output * dy) against <grad, V>, with
+    check_fd's measure and bound."""
+    model, name = output
+    plus = (out[(model + "_plus", name)].astype(np.float64) * dy).sum()
+    minus = (out[(model + "_minus", name)].astype(np.float64) * dy).sum()
+    numeric = (plus - minus) / (2 * FD_H)
+    grad = grad.astype(np.float64)
+    analytic = (grad * direction).sum()
+    err = abs(numeric - analytic) / max(np.abs(grad * direction).sum(), 1e-30)
+    report(f"{what}: gradient vs compiled forward differences", err <= 2e-3,
+           f"{numeric:.4f} vs {analytic:.4f}, error {err:.1e}")
 
 
 def check_fd(out, t, dirs):
