@@ -226,6 +226,10 @@ static LogicalResult verifyHeadGroups(Operation *op, RankedTensorType few,
   int64_t g = few.getDimSize(1), h = many.getDimSize(1);
   if (ShapedType::isDynamic(g) || ShapedType::isDynamic(h))
     return op->emitOpError("head counts must be static");
+  if (g < 1 || h < 1)
+    return op->emitOpError()
+           << "head counts must be at least 1, got " << fewName << " " << g
+           << " and " << manyName << " " << h;
   if (h % g != 0)
     return op->emitOpError()
            << manyName << " heads (" << h << ") must be a multiple of "

@@ -681,6 +681,14 @@ func.func @repeat_heads_dynamic(%k: tensor<?x?x?x8xf32>) -> tensor<?x4x?x8xf32> 
 
 // -----
 
+func.func @repeat_heads_zero(%k: tensor<?x0x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'tfc.repeat_heads' op head counts must be at least 1, got input 0 and result 4}}
+  %0 = tfc.repeat_heads %k : tensor<?x0x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
 func.func @repeat_heads_not_multiple(%k: tensor<?x3x?x8xf32>) -> tensor<?x4x?x8xf32> {
   // expected-error @+1 {{'tfc.repeat_heads' op result heads (4) must be a multiple of input heads (3)}}
   %0 = tfc.repeat_heads %k : tensor<?x3x?x8xf32> -> tensor<?x4x?x8xf32>
