@@ -7,7 +7,10 @@
 # TFC_ROOT is a checkout whose build/ holds bin/tfc and lib/libtfc_runtime.a
 # (this tree, or an older one to compare against: scripts/bench-pair.sh).
 # OUT receives bench_gpt2_block_inference (--forward-only), bench_gpt2_block,
-# bench_copy_task and their --no-fusion builds bench_*_unfused.
+# bench_copy_task, the attention variants of the GPT-2 block (gpt2_gqa_rope:
+# 12 query heads sharing 4 key/value heads, RoPE; gpt2_long: max_seq 2048;
+# gpt2_window256: the same with a causal sliding window of 256 keys), each
+# spec as OUT/NAME.toml, and their --no-fusion builds bench_*_unfused.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tfc_root="$(cd "$1" && pwd)"
@@ -18,7 +21,8 @@ mkdir -p "$out"
 build() {
   local name=$1 spec=$2
   shift 2
-  "$tfc_root/build/bin/tfc" "$spec" -o "$out/$name.o" "$@"
+  # `|| return`: set -e does not stop a function called in a condition.
+  "$tfc_root/build/bin/tfc" "$spec" -o "$out/$name.o" "$@" || return
   cc -O2 -I "$tfc_root/runtime/include" -I "$out" \
     -DTFC_HEADER="\"$name.h\"" -DTFC_NAME="$name" \
     -DTFC_UNAME="$(echo "$name" | tr a-z A-Z)" \
@@ -35,9 +39,36 @@ renamed() {
   echo "$out/$2.toml"
 }
 
+# variant NAME SED [ATTENTION KEYS...]: the GPT-2 block as NAME, edited by
+# SED, with keys appended to its [attention] section (its last).
+variant() {
+  local name=$1 edit=$2
+  shift 2
+  { sed -e "s/^name = \"gpt2_block\"/name = \"$name\"/" -e "$edit" \
+    "$here/examples/specs/gpt2_block.toml"; printf '%s\n' "$@"; } \
+    >"$out/$name.toml"
+}
+cp "$here/examples/specs/gpt2_block.toml" "$here/examples/specs/copy_task.toml" \
+  "$out/"
+variant gpt2_gqa_rope "" "n_kv_heads = 4" 'positions = "rope"'
+variant gpt2_long "s/^max_seq = 1024/max_seq = 2048/"
+variant gpt2_window256 "s/^max_seq = 1024/max_seq = 2048/" \
+  "sliding_window = 256"
+
+# both NAME: the fused and the --no-fusion build of OUT/NAME.toml.
+both() {
+  local name=$1
+  build "$name" "$out/$name.toml" || return
+  sed "s/^name = \"$name\"/name = \"${name}_unfused\"/" "$out/$name.toml" \
+    >"$out/${name}_unfused.toml"
+  build "${name}_unfused" "$out/${name}_unfused.toml" --no-fusion
+}
+
 build gpt2_block_inference "$(renamed gpt2_block gpt2_block_inference)" \
   --forward-only
-for name in gpt2_block copy_task; do
-  build $name "$here/examples/specs/$name.toml"
-  build ${name}_unfused "$(renamed $name ${name}_unfused)" --no-fusion
+both gpt2_block
+both copy_task
+# An older tree (scripts/bench-pair.sh) may not know a variant's keys.
+for name in gpt2_gqa_rope gpt2_long gpt2_window256; do
+  both $name || echo "bench-build: $name not built by $tfc_root" >&2
 done

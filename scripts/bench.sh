@@ -3,9 +3,11 @@
 # threads, medians in milliseconds:
 #  1. forward: one GPT-2 block (d_model 768, 12 heads; batch 4, seq 256),
 #     compiled --forward-only;
-#  2. forward + backward: the same block at seq 256 and 1024, and the
-#     copy-task model (24 blocks, width 128; batch 32, seq 64), fused (the
-#     default) and unfused (tfc --no-fusion).
+#  2. forward + backward: the same block at seq 256 and 1024, with grouped
+#     query attention (12 query / 4 key-value heads) and RoPE at seq 1024,
+#     at seq 2048 plain and with a causal sliding window of 256 keys, and
+#     the copy-task model (24 blocks, width 128; batch 32, seq 64), fused
+#     (the default) and unfused (tfc --no-fusion).
 # Beside tfc on each row:
 #  - GFLOP/s and % of the machine's FP32 FMA peak, measured first
 #    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
@@ -18,7 +20,10 @@
 #    cores tfc / OpenBLAS / oneDNN / PyTorch really kept busy (below the
 #    row's threads when the machine lends less than whole cores).
 #
-#   scripts/bench.sh [iterations]
+#   scripts/bench.sh [iterations [ROWS]]
+#
+# ROWS, an extended regex, keeps the rows whose model name matches it
+# (e.g. 'gpt2_(long|window)'); the default runs them all.
 #
 # OpenBLAS picks its kernel from the CPU; a version older than the CPU
 # falls back to a generic SSE kernel (Prescott), which would make it an
@@ -27,6 +32,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 iters=${1:-10}
+rows=${2:-.}
 out="$root/out/bench"
 bench="$root/examples/benchmark"
 mkdir -p "$out"
@@ -96,6 +102,7 @@ printf '%-7s %8s %6s %6s %9s %8s %8s %9s %9s %9s  %s\n' threads tfc GF/s \
   %peak openblas onednn torch tfc/blas tfc/dnnl tfc/torch used
 spec="$out/gpt2_block_inference.toml"
 for threads in 1 2; do
+  [[ gpt2_block_inference =~ $rows ]] || continue
   peak=$([ "$threads" = 1 ] && echo "$peak1" || echo "$peak2")
   r=$("$out/bench_gpt2_block_inference" "$threads" 4 256 "$iters")
   x=$(refs "$spec" "$threads" 4 256)
@@ -113,13 +120,15 @@ done
 
 echo
 echo "2. forward + backward (fused = default, unfused = --no-fusion)"
-printf '%-19s %-3s %7s %7s %7s %5s %5s %8s %7s %7s %7s %7s %7s %8s  %s\n' \
+printf '%-24s %-3s %7s %7s %7s %5s %5s %8s %7s %7s %7s %7s %7s %8s  %s\n' \
   model thr fwd fused unfused GF/s %peak openblas onednn torch fu/unfu \
   fu/blas fu/dnnl fu/torch used
-for job in "gpt2_block 4 256" "gpt2_block 4 1024" "copy_task 32 64"; do
+for job in "gpt2_block 4 256" "gpt2_block 4 1024" "gpt2_gqa_rope 4 1024" \
+  "gpt2_long 2 2048" "gpt2_window256 2 2048" "copy_task 32 64"; do
   set -- $job
   name=$1 batch=$2 seq=$3
-  spec="$root/examples/specs/$name.toml"
+  [[ $name =~ $rows ]] || continue
+  spec="$out/$name.toml"
   for threads in 1 2; do
     peak=$([ "$threads" = 1 ] && echo "$peak1" || echo "$peak2")
     r=$("$out/bench_$name" "$threads" "$batch" "$seq" "$iters")
@@ -131,7 +140,7 @@ for job in "gpt2_block 4 256" "gpt2_block 4 1024" "copy_task 32 64"; do
     dnnl=$(value "$x" onednn_forward_backward)
     torch=$(value "$x" torch_eager_train)
     g=$(gflops "$(value "$x" forward_backward_flops)" "$fb")
-    printf '%-19s %-3s %7.1f %7.1f %7.1f %5s %5s %8.1f %7.1f %7.1f %7s %7s %7s %8s  %s\n' \
+    printf '%-24s %-3s %7.1f %7.1f %7.1f %5s %5s %8.1f %7.1f %7.1f %7s %7s %7s %8s  %s\n' \
       "$name b$batch s$seq" "$threads" "$fwd" "$fb" "$unfused" "$g" \
       "$(percent "$g" "$peak")" "$blas" "$dnnl" "$torch" \
       "$(ratio "$fb" "$unfused")" "$(ratio "$fb" "$blas")" \

@@ -9,6 +9,7 @@
 
 #include "conversion/MatmulOpLowering.h"
 #include "conversion/OpLowering.h"
+#include "kernels/Alibi.h"
 #include "kernels/Elementwise.h"
 #include "kernels/RowLoops.h"
 #include "kernels/Softmax.h"
@@ -239,10 +240,18 @@ struct AttentionContextLowering
 
 namespace {
 
+struct AlibiLowering : ShapePreservingLowering<AlibiLowering, AlibiOp> {
+  LogicalResult emit(AlibiOp op, Lowering &l) const {
+    emitAlibiBias(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
+                  op.getInput().getType().getDimSize(1));
+    return success();
+  }
+};
+
 struct MaskLowering : ShapePreservingLowering<MaskLowering, MaskOp> {
   LogicalResult emit(MaskOp op, Lowering &l) const {
     emitMaskCopy(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
-                 op.getKind() == MaskKind::causal,
+                 attentionMaskOf(op.getKind(), op.getWindow()),
                  -std::numeric_limits<double>::infinity());
     return success();
   }
@@ -277,5 +286,6 @@ struct SoftmaxLowering : ShapePreservingLowering<SoftmaxLowering, SoftmaxOp> {
 void mlir::tfc::populateAttentionLowerings(OpLoweringSet &set) {
   set.add<SplitHeadsLowering, MergeHeadsLowering, RepeatHeadsLowering,
           SumHeadGroupsLowering, AttentionScoresLowering,
-          AttentionContextLowering, MaskLowering, SoftmaxLowering>();
+          AttentionContextLowering, AlibiLowering, MaskLowering,
+          SoftmaxLowering>();
 }

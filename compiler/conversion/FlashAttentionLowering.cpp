@@ -16,9 +16,12 @@ using namespace mlir::tfc;
 
 namespace {
 
-LogicalResult checkStaticHeadWidth(Operation *op, Value query) {
-  if (ShapedType::isDynamic(cast<ShapedType>(query.getType()).getDimSize(3)))
+LogicalResult checkStaticHeads(Operation *op, Value query, Value key) {
+  auto q = cast<ShapedType>(query.getType());
+  if (ShapedType::isDynamic(q.getDimSize(3)))
     return op->emitOpError("needs a static head width");
+  if (q.isDynamicDim(1) || cast<ShapedType>(key.getType()).isDynamicDim(1))
+    return op->emitOpError("needs static query and key head counts");
   return success();
 }
 
@@ -30,8 +33,11 @@ FlashAttentionProblem problemOf(FlashAttentionOp op, Lowering &l) {
   p.out = l.lookup(op.getOut());
   p.lse = l.hasBuffer(op.getLse()) ? l.lookup(op.getLse()) : Buffer();
   p.headDim = op.getQuery().getType().getDimSize(3);
+  p.heads = op.getQuery().getType().getDimSize(1);
+  p.kvHeads = op.getKey().getType().getDimSize(1);
   p.scale = op.getScale().convertToDouble();
-  p.causal = op.getMask() == MaskKind::causal;
+  p.mask = attentionMaskOf(op.getMask(), op.getWindow());
+  p.alibi = op.getAlibi();
   return p;
 }
 
@@ -47,15 +53,18 @@ FlashAttentionGradProblem problemOf(FlashAttentionGradOp op, Lowering &l) {
   p.dk = l.lookup(op.getKeyGrad());
   p.dv = l.lookup(op.getValueGrad());
   p.headDim = op.getQuery().getType().getDimSize(3);
+  p.heads = op.getQuery().getType().getDimSize(1);
+  p.kvHeads = op.getKey().getType().getDimSize(1);
   p.scale = op.getScale().convertToDouble();
-  p.causal = op.getMask() == MaskKind::causal;
+  p.mask = attentionMaskOf(op.getMask(), op.getWindow());
+  p.alibi = op.getAlibi();
   return p;
 }
 
 struct FlashAttentionLowering
     : TfcOpLowering<FlashAttentionLowering, FlashAttentionOp> {
   LogicalResult plan(FlashAttentionOp op, Lowering &l) const {
-    if (failed(checkStaticHeadWidth(op, op.getQuery())))
+    if (failed(checkStaticHeads(op, op.getQuery(), op.getKey())))
       return failure();
     Buffer q = l.lookup(op.getQuery());
     l.allocateResult(op.getOut(), q.dims);
@@ -76,7 +85,7 @@ struct FlashAttentionLowering
 struct FlashAttentionGradLowering
     : TfcOpLowering<FlashAttentionGradLowering, FlashAttentionGradOp> {
   LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const {
-    if (failed(checkStaticHeadWidth(op, op.getQuery())))
+    if (failed(checkStaticHeads(op, op.getQuery(), op.getKey())))
       return failure();
     l.allocateLike(op.getQueryGrad(), op.getQuery());
     l.allocateLike(op.getKeyGrad(), op.getKey());

@@ -391,7 +391,7 @@ struct MaskGradLowering
   LogicalResult emit(MaskGradOp op, Lowering &l) const {
     // The entries the mask set to -inf are constants: no gradient flows.
     emitMaskCopy(l, l.lookup(op.getGrad()), l.lookup(op.getResult()),
-                 op.getKind() == MaskKind::causal, 0.0);
+                 attentionMaskOf(op.getKind(), op.getWindow()), 0.0);
     return success();
   }
 };

@@ -29,6 +29,8 @@
 #define TFC_CONVERSION_OPLOWERING_H
 
 #include "conversion/Lowering.h"
+#include "kernels/AttentionMask.h"
+#include "tfc/Dialect/TfcDialect.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -101,6 +103,11 @@ void populateRopeLowerings(OpLoweringSet &set);
 /// Every tfc op's lowering. The lowerings are the same for every target;
 /// the kernels they ask for are the target's (Lowering::kernels()).
 void populateTfcLowerings(OpLoweringSet &set);
+
+/// The keys an op's mask kind and sliding window hide, as kernels take it.
+inline AttentionMask attentionMaskOf(MaskKind kind, uint64_t window) {
+  return AttentionMask{kind == MaskKind::causal, static_cast<int64_t>(window)};
+}
 
 } // namespace mlir::tfc
 

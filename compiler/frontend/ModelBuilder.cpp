@@ -69,7 +69,9 @@ private:
   Value headNorm(Value heads, const std::string &prefix);
   Value rope(Value heads);
   Value linear(Value x, const std::string &prefix, int64_t out);
-  Value attention(Value u, Value z, const std::string &prefix, bool causal);
+  /// Self-attention when u == z (the spec's mask, window and positions),
+  /// else cross-attention on the encoder output z (none of them).
+  Value attention(Value u, Value z, const std::string &prefix);
   Value ffn(Value u);
   Value residual(Value x, Value branch, const std::string &sublayer);
   Value block(Value x);
@@ -171,8 +173,7 @@ Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
                                      /*transpose_weight=*/false);
 }
 
-Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
-                              bool causal) {
+Value ModelBuilder::attention(Value u, Value z, const std::string &prefix) {
   Part part(*this, blockPart(prefix));
   bool self = u == z; // Cross-attention reads the encoder's output.
   int64_t d = spec.model.dModel, dh = spec.attention.headDim;
@@ -205,9 +206,19 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix,
       b, loc, perHead(heads, ShapedType::kDynamic), q, k);
   scores = mlir::tfc::ScaleOp::create(b, loc, scores,
                                       b.getF64FloatAttr(1.0 / std::sqrt(dh)));
-  if (causal)
+  if (self && spec.attention.positions == AttentionPositions::ALiBi)
+    scores = mlir::tfc::AlibiOp::create(b, loc, scores);
+  bool causal = self && spec.attention.mask == MaskKind::Causal;
+  // A window of max_seq keys or more hides none.
+  int64_t window = self && spec.attention.slidingWindow < spec.model.maxSeq
+                       ? spec.attention.slidingWindow
+                       : 0;
+  if (causal || window)
     scores =
-        mlir::tfc::MaskOp::create(b, loc, scores, mlir::tfc::MaskKind::causal);
+        mlir::tfc::MaskOp::create(b, loc, scores,
+                                  causal ? mlir::tfc::MaskKind::causal
+                                         : mlir::tfc::MaskKind::bidirectional,
+                                  window);
   Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
   Value context = mlir::tfc::AttentionContextOp::create(
       b, loc, perHead(heads, dh), probs, v);
@@ -242,24 +253,19 @@ Value ModelBuilder::residual(Value x, Value branch,
 }
 
 Value ModelBuilder::block(Value x) {
-  bool causal = spec.attention.mask == MaskKind::Causal;
   if (spec.norm.position == NormPosition::Pre) {
     Value u = norm(x, "attn_norm");
-    Value h = residual(x, attention(u, u, "attn", causal), "attn");
+    Value h = residual(x, attention(u, u, "attn"), "attn");
     if (spec.attention.cross)
-      h = residual(h,
-                   attention(norm(h, "cross_norm"), encoder, "cross",
-                             /*causal=*/false),
+      h = residual(h, attention(norm(h, "cross_norm"), encoder, "cross"),
                    "cross");
     return residual(h, ffn(norm(h, "ffn_norm")), "ffn");
   }
   // Post-LN and DeepNorm: the norm closes each sub-layer.
-  Value h =
-      norm(residual(x, attention(x, x, "attn", causal), "attn"), "attn_norm");
+  Value h = norm(residual(x, attention(x, x, "attn"), "attn"), "attn_norm");
   if (spec.attention.cross)
-    h = norm(
-        residual(h, attention(h, encoder, "cross", /*causal=*/false), "cross"),
-        "cross_norm");
+    h = norm(residual(h, attention(h, encoder, "cross"), "cross"),
+             "cross_norm");
   return norm(residual(h, ffn(h), "ffn"), "ffn_norm");
 }
 

@@ -42,7 +42,8 @@ void mlir::tfc::emitCopy(KernelBuilder &l, Value src, Value dst, Value numel) {
 }
 
 void mlir::tfc::emitMaskCopy(KernelBuilder &l, const Buffer &in,
-                             const Buffer &out, bool causal, double fill) {
+                             const Buffer &out, const AttentionMask &mask,
+                             double fill) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value queries = in.dims[in.dims.size() - 2];
@@ -53,11 +54,18 @@ void mlir::tfc::emitMaskCopy(KernelBuilder &l, const Buffer &in,
     Value base = l.mul(row, keys);
     l.forLoop(l.index(0), keys, [&](Value j) {
       Value x = l.load(in.flat, l.add(base, j));
-      if (causal) {
-        Value future =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
-        x = arith::SelectOp::create(b, loc, future, fillValue, x);
-      }
+      Value hidden;
+      auto hide = [&](Value cond) {
+        hidden = hidden ? arith::OrIOp::create(b, loc, hidden, cond) : cond;
+      };
+      if (std::optional<int64_t> above = mask.above())
+        hide(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j,
+                                   l.add(i, l.index(*above))));
+      if (std::optional<int64_t> below = mask.below())
+        hide(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                   l.add(j, l.index(*below)), i));
+      if (hidden)
+        x = arith::SelectOp::create(b, loc, hidden, fillValue, x);
       l.store(x, out.flat, l.add(base, j));
     });
   });

@@ -8,6 +8,7 @@
 #ifndef TFC_KERNELS_ELEMENTWISE_H
 #define TFC_KERNELS_ELEMENTWISE_H
 
+#include "kernels/AttentionMask.h"
 #include "kernels/KernelBuilder.h"
 
 namespace mlir::tfc {
@@ -28,10 +29,10 @@ void forEachElement(KernelBuilder &l, Value numel,
 /// Copies `numel` elements from one flat buffer to another, in parallel.
 void emitCopy(KernelBuilder &l, Value src, Value dst, Value numel);
 
-/// out = in over [..., queries, keys] with `fill` where a causal mask hides
-/// a key (j > i); a plain copy when not `causal`.
+/// out = in over [..., queries, keys] with `fill` where `mask` hides key j
+/// from query i; a plain copy when it hides none.
 void emitMaskCopy(KernelBuilder &l, const Buffer &in, const Buffer &out,
-                  bool causal, double fill);
+                  const AttentionMask &mask, double fill);
 
 } // namespace mlir::tfc
 

@@ -176,6 +176,19 @@ Value KernelBuilder::minIdx(Value a, Value c) {
   return arith::MinSIOp::create(b, loc, a, c);
 }
 
+Value KernelBuilder::indexToF32(Value index) {
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
+}
+
+Value KernelBuilder::maxIdx(Value a, Value c) {
+  return arith::MaxSIOp::create(b, loc, a, c);
+}
+
+Value KernelBuilder::subOrZero(Value a, Value c) {
+  return maxIdx(sub(a, c), index(0));
+}
+
 Value KernelBuilder::product(ArrayRef<Value> values) {
   Value result = index(1);
   for (Value v : values)

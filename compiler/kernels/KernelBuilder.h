@@ -100,6 +100,9 @@ public:
   Value sub(Value a, Value c);
   Value divUp(Value a, int64_t d);
   Value minIdx(Value a, Value c);
+  Value maxIdx(Value a, Value c);
+  /// a - c, or 0 where c > a.
+  Value subOrZero(Value a, Value c);
   Value product(ArrayRef<Value> values);
   /// Same, at the allocation point (for sizes computed from entry values).
   Value allocIndex(int64_t v);
@@ -112,6 +115,8 @@ public:
                              function_ref<Value(unsigned)> dynamicDim);
 
   Value f32(double v);
+  /// An index value as f32 (exact below 2^24).
+  Value indexToF32(Value index);
   /// `x` (f32 or a vector of f32) rounded to the nearest bf16, ties to even,
   /// as f32: integer arithmetic on the bits, so no target needs a bf16
   /// conversion instruction or libcall. NaN stays NaN.

@@ -101,6 +101,8 @@ const char *toString(AttentionPositions v) {
     return "none";
   case AttentionPositions::RoPE:
     return "rope";
+  case AttentionPositions::ALiBi:
+    return "alibi";
   }
   return "?";
 }
@@ -249,6 +251,7 @@ std::string printSpec(const Spec &s) {
                    "rope_fraction = {}\n",
                    tomlFloat(a.ropeTheta), toString(a.ropeStyle),
                    tomlFloat(a.ropeFraction));
+  fmt::format_to(it, "sliding_window = {}\n", a.slidingWindow);
 
   if (s.embedding)
     fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",

@@ -22,7 +22,7 @@ enum class MaskKind { Causal, Bidirectional };
 /// attention.qk_norm: a per-head norm of q and of k before RoPE.
 enum class QKNorm { None, RMSNorm, LayerNorm };
 /// attention.positions: position signal inside self-attention.
-enum class AttentionPositions { None, RoPE };
+enum class AttentionPositions { None, RoPE, ALiBi };
 /// attention.rope_style: which dims of a head rotate together. Half pairs
 /// (i, i + rot/2) (HF LLaMA, Qwen, Mistral); interleaved (2i, 2i+1) (GPT-J,
 /// RoFormer).
@@ -105,6 +105,9 @@ struct AttentionSpec {
   /// Partial rotary (GPT-NeoX, Phi): the first rotaryDim() dims of a head
   /// rotate, the rest pass through.
   double ropeFraction = 1.0;
+  /// Self-attention only: query i sees the keys i - w < j <= i (causal) or
+  /// |i - j| < w (bidirectional); 0: no window.
+  int64_t slidingWindow = 0;
   /// The rotating dims of a head: int(ropeFraction * headDim), truncated as
   /// in Hugging Face's GPT-NeoX and Phi.
   int64_t rotaryDim() const;

@@ -53,7 +53,7 @@ const std::vector<SectionSchema> &schema() {
       {"ffn", {"activation", "multiple_of"}},
       {"attention",
        {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
-        "rope_theta", "rope_style", "rope_fraction"}},
+        "rope_theta", "rope_style", "rope_fraction", "sliding_window"}},
       {"embedding", {"vocab", "positions"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -79,8 +79,9 @@ constexpr Activation kActivations[] = {Activation::ReLU,     Activation::GELU,
 constexpr MaskKind kMasks[] = {MaskKind::Causal, MaskKind::Bidirectional};
 constexpr QKNorm kQKNorms[] = {QKNorm::None, QKNorm::RMSNorm,
                                QKNorm::LayerNorm};
-constexpr AttentionPositions kAttentionPositions[] = {AttentionPositions::None,
-                                                      AttentionPositions::RoPE};
+constexpr AttentionPositions kAttentionPositions[] = {
+    AttentionPositions::None, AttentionPositions::RoPE,
+    AttentionPositions::ALiBi};
 constexpr RopeStyle kRopeStyles[] = {RopeStyle::Half, RopeStyle::Interleaved};
 constexpr PositionKind kPositions[] = {
     PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::None};
@@ -245,8 +246,9 @@ private:
   void typeError(const Section &s, const char *key, const toml::node &node,
                  const std::string &expected);
 
+  /// A positive integer up to `limit`; 0 too when it means "off".
   void readInt(const Section &s, const char *key, int64_t &out, int64_t limit,
-               bool required = false);
+               bool required = false, bool zeroMeansOff = false);
   void readBool(const Section &s, const char *key, bool &out);
   void readFloat(const Section &s, const char *key, double &out);
   bool readString(const Section &s, const char *key, std::string &out,
@@ -306,6 +308,8 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readFloat(attention, "rope_theta", spec.attention.ropeTheta);
   readEnum(attention, "rope_style", spec.attention.ropeStyle, kRopeStyles);
   readFloat(attention, "rope_fraction", spec.attention.ropeFraction);
+  readInt(attention, "sliding_window", spec.attention.slidingWindow,
+          Limits::maxSeq, false, /*zeroMeansOff=*/true);
 
   Section embedding = section(root, "embedding", false);
   if (embedding.table) {
@@ -439,7 +443,7 @@ void Reader::typeError(const Section &s, const char *key,
 }
 
 void Reader::readInt(const Section &s, const char *key, int64_t &out,
-                     int64_t limit, bool required) {
+                     int64_t limit, bool required, bool zeroMeansOff) {
   const toml::node *node = find(s, key, required);
   if (!node)
     return;
@@ -447,7 +451,11 @@ void Reader::readInt(const Section &s, const char *key, int64_t &out,
   if (!value)
     return typeError(s, key, *node, "an integer");
   int64_t v = value->get();
-  if (v <= 0)
+  if (v < 0 && zeroMeansOff)
+    return error(posOf(node->source()),
+                 fmt::format("'{}' must be 0 (off) or positive, got {}",
+                             dotted(s, key), v));
+  if (v <= 0 && !(v == 0 && zeroMeansOff))
     return error(
         posOf(node->source()),
         fmt::format("'{}' must be positive, got {}", dotted(s, key), v));

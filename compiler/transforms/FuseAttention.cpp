@@ -34,8 +34,8 @@ OpTy singleUseProducer(Value value, SmallVectorImpl<Operation *> &chain) {
   return op;
 }
 
-/// attention_context(softmax([mask](scale(attention_scores(q, k)))), v)
-///   -> flash_attention(q, k, v).
+/// attention_context(softmax([mask]([alibi](scale(attention_scores(q, k))))),
+///   v) -> flash_attention(q, k, v).
 struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -48,9 +48,16 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
           context, "probs are not a softmax used only here");
     Value scores = softmax.getInput();
     MaskKind mask = MaskKind::bidirectional;
+    uint64_t window = 0;
     if (auto maskOp = singleUseProducer<MaskOp>(scores, chain)) {
       mask = maskOp.getKind();
+      window = maskOp.getWindow();
       scores = maskOp.getInput();
+    }
+    bool alibi = false;
+    if (auto alibiOp = singleUseProducer<AlibiOp>(scores, chain)) {
+      alibi = true;
+      scores = alibiOp.getInput();
     }
     APFloat scale(1.0);
     if (auto scaleOp = singleUseProducer<ScaleOp>(scores, chain)) {
@@ -63,6 +70,21 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
           context, "the softmax input is not [mask](scale(attention_scores)) "
                    "with single uses");
 
+    // Grouped-query attention: the fused op reads the shared key/value
+    // heads in place instead of their repeated copies.
+    Value key = qk.getKey(), value = context.getValue();
+    auto repeatedKey = key.getDefiningOp<RepeatHeadsOp>();
+    auto repeatedValue = value.getDefiningOp<RepeatHeadsOp>();
+    if (repeatedKey && repeatedValue && repeatedKey->hasOneUse() &&
+        repeatedValue->hasOneUse() &&
+        repeatedKey.getInput().getType() ==
+            repeatedValue.getInput().getType()) {
+      key = repeatedKey.getInput();
+      value = repeatedValue.getInput();
+      chain.push_back(repeatedKey);
+      chain.push_back(repeatedValue);
+    }
+
     ArrayRef<int64_t> shape = qk.getResult().getType().getShape();
     auto lseType =
         RankedTensorType::get(shape.take_front(3), rewriter.getF32Type());
@@ -71,10 +93,11 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
       locs.push_back(op->getLoc());
     auto fused = FlashAttentionOp::create(
         rewriter, rewriter.getFusedLoc(locs),
-        TypeRange{context.getResult().getType(), lseType}, qk.getQuery(),
-        qk.getKey(), context.getValue(),
-        rewriter.getF64FloatAttr(scale.convertToDouble()),
-        MaskKindAttr::get(rewriter.getContext(), mask));
+        TypeRange{context.getResult().getType(), lseType}, qk.getQuery(), key,
+        value, rewriter.getF64FloatAttr(scale.convertToDouble()),
+        MaskKindAttr::get(rewriter.getContext(), mask),
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(window)),
+        alibi ? rewriter.getUnitAttr() : UnitAttr());
     markFused(fused, "attention");
     rewriter.replaceOp(context, fused.getOut());
     // The rest of the chain is dead now, innermost user first.

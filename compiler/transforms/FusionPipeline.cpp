@@ -67,6 +67,31 @@ static void collectNames(Location loc, SmallVectorImpl<std::string> &names) {
       collectNames(inner, names);
 }
 
+/// What a fused op keeps of the pieces it replaced that changes its work:
+/// fused attention's shared key/value heads (read in place), sliding window
+/// (which skips whole key tiles) and ALiBi's bias.
+template <typename FlashOp> static std::string attentionDetail(FlashOp op) {
+  SmallVector<std::string> parts;
+  int64_t heads = op.getQuery().getType().getDimSize(1);
+  int64_t kvHeads = op.getKey().getType().getDimSize(1);
+  if (heads != kvHeads)
+    parts.push_back("kv heads " + std::to_string(kvHeads) + " of " +
+                    std::to_string(heads));
+  if (uint64_t window = op.getWindow())
+    parts.push_back("window " + std::to_string(window));
+  if (op.getAlibi())
+    parts.push_back("alibi");
+  return parts.empty() ? "" : " [" + llvm::join(parts, ", ") + "]";
+}
+
+static std::string fusionDetail(Operation *op) {
+  if (auto flash = dyn_cast<tfc::FlashAttentionOp>(op))
+    return attentionDetail(flash);
+  if (auto grad = dyn_cast<tfc::FlashAttentionGradOp>(op))
+    return attentionDetail(grad);
+  return "";
+}
+
 std::string tfc::fusionReport(ModuleOp module,
                               const llvm::StringSet<> &disabled) {
   std::string text;
@@ -87,6 +112,7 @@ std::string tfc::fusionReport(ModuleOp module,
       collectNames(op->getLoc(), names);
       os << "  " << fusion.getValue() << ": " << op->getName() << " at "
          << (names.empty() ? std::string("?") : llvm::join(names, "+"))
+         << fusionDetail(op)
          << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "") << "\n";
       auto &count = counts[fusion.getValue()];
       ++(backward ? count.second : count.first);

@@ -31,7 +31,7 @@ LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b,
       getValue().getType(), context.primal(getQuery()),
       context.primal(getKey()), context.primal(getValue()),
       context.primal(getOut()), context.primal(getLse()), dOut, getScaleAttr(),
-      getMaskAttr());
+      getMaskAttr(), getWindowAttr(), getAlibiAttr());
   // The backward op belongs to the same fusion: one switch turns both off.
   if (Attribute fused = (*this)->getAttr(kFused))
     grads->setAttr(kFused, fused);

@@ -48,8 +48,7 @@ LogicalResult verifyAttentionShapes(Operation *op, Value query, Value key,
   if (!std::isfinite(scale))
     return op->emitOpError("scale must be finite, got ") << scale;
   if (failed(verifyDims(op, query, "query", 4, {}, query, "query", {})) ||
-      failed(verifyDims(op, key, "key", 4, {0, 1, 3}, query, "query",
-                        {0, 1, 3})) ||
+      failed(verifyDims(op, key, "key", 4, {0, 3}, query, "query", {0, 3})) ||
       failed(verifyDims(op, value, "value", 4, {0, 1, 2, 3}, key, "key",
                         {0, 1, 2, 3})) ||
       failed(verifyDims(op, out, "out", 4, {0, 1, 2, 3}, query, "query",
@@ -57,6 +56,17 @@ LogicalResult verifyAttentionShapes(Operation *op, Value query, Value key,
       failed(
           verifyDims(op, lse, "lse", 3, {0, 1, 2}, query, "query", {0, 1, 2})))
     return failure();
+  // Grouped-query attention: each key/value head serves heads / kv heads
+  // consecutive query heads.
+  int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
+  int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
+  if (ShapedType::isDynamic(heads) != ShapedType::isDynamic(kvHeads))
+    return op->emitOpError("query heads (")
+           << dimString(heads) << ") and key heads (" << dimString(kvHeads)
+           << ") must be both static or both dynamic";
+  if (!ShapedType::isDynamic(heads) && (kvHeads < 1 || heads % kvHeads != 0))
+    return op->emitOpError("query heads (")
+           << heads << ") must be a multiple of key heads (" << kvHeads << ")";
   return success();
 }
 

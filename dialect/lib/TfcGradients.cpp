@@ -125,6 +125,13 @@ LogicalResult RopeOp::buildGradients(OpBuilder &b, GradientContext &context) {
   return success();
 }
 
+LogicalResult AlibiOp::buildGradients(OpBuilder &, GradientContext &context) {
+  // The bias is a constant of the positions: the gradient passes through.
+  if (Value dy = outputGrad(context))
+    context.addGrad(getInput(), dy);
+  return success();
+}
+
 LogicalResult AttentionScoresOp::buildGradients(OpBuilder &b,
                                                 GradientContext &context) {
   Value ds = outputGrad(context);
@@ -169,7 +176,8 @@ LogicalResult ScaleOp::buildGradients(OpBuilder &b, GradientContext &context) {
 
 LogicalResult MaskOp::buildGradients(OpBuilder &b, GradientContext &context) {
   if (Value dy = outputGrad(context))
-    context.addGrad(getInput(), MaskGradOp::create(b, getLoc(), dy, getKind()));
+    context.addGrad(getInput(), MaskGradOp::create(b, getLoc(), dy, getKind(),
+                                                   getWindow()));
   return success();
 }
 

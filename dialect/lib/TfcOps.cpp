@@ -320,6 +320,17 @@ LogicalResult AttentionContextOp::verify() {
   return success();
 }
 
+LogicalResult AlibiOp::verify() {
+  if (failed(verifyRank(*this, getInput(), "input", 4)))
+    return failure();
+  int64_t heads = getInput().getType().getDimSize(1);
+  if (ShapedType::isDynamic(heads) || heads < 1)
+    return emitOpError("needs a static head count (dimension 1) of at least 1, "
+                       "got ")
+           << dimStr(heads);
+  return success();
+}
+
 LogicalResult MaskOp::verify() {
   if (getInput().getType().getRank() < 2)
     return emitOpError("input must have rank >= 2, got rank ")

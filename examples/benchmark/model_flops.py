@@ -14,7 +14,8 @@ a few percent at the widths benchmarked, and counting them would flatter).
 - Linear layers: 2*m*n_in*n_out each (m = batch*seq); backward twice that
   (input and weight gradients).
 - Attention, per query-key pair the model attends to (a causal mask: the
-  s*(s+1)/2 pairs on and below the diagonal, not s*s): 2*head_dim for
+  s*(s+1)/2 pairs on and below the diagonal, not s*s; a sliding window of
+  w keys: at most w pairs per query): 2*head_dim for
   Q K^T and 2*head_dim for P V. Backward, flash style: S = Q K^T again
   (recomputed, not saved), dP = dO V^T, dV = P^T dO, dQ = dS K and
   dK = dS^T Q: 5 pair-matmuls, 2.5 times the forward's.
@@ -22,7 +23,8 @@ a few percent at the widths benchmarked, and counting them would flatter).
 The matmul list does the same work as a BLAS user would: attention per
 (batch, head) in query blocks of ATTENTION_BLOCK rows, each against the
 keys up to its last row (block-causal: a little more than the pairs
-counted above), the linear layers' gradients as dX = dY W^T, dW = X^T dY."""
+counted above; under a window from the block's first row's first key),
+the linear layers' gradients as dX = dY W^T, dW = X^T dY."""
 import os
 import sys
 
@@ -31,10 +33,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
 from oracle import Config  # noqa: E402
 
 
+def key_range(i, seq, causal, window):
+    """[first, last] of the keys query i of self-attention sees."""
+    first = max(0, i - window + 1) if window else 0
+    last = i if causal else (min(seq - 1, i + window - 1) if window else seq - 1)
+    return first, last
+
+
+def self_pairs(seq, causal, window):
+    """The (query, key) pairs self-attention attends to."""
+    if not window:
+        return seq * (seq + 1) // 2 if causal else seq * seq
+    return sum(last - first + 1 for first, last in
+               (key_range(i, seq, causal, window) for i in range(seq)))
+
+
 def flops(cfg, batch, seq):
     m, d, f = batch * seq, cfg.d_model, cfg.d_ff
-    pairs_self = batch * cfg.n_heads * (
-        seq * (seq + 1) // 2 if cfg.mask == "causal" else seq * seq)
+    pairs_self = batch * cfg.n_heads * self_pairs(
+        seq, cfg.mask == "causal", cfg.sliding_window)
     pairs_cross = batch * cfg.n_heads * seq * seq if cfg.cross else 0
     per_pair = 2 * 2 * cfg.head_dim  # Q K^T and P V.
 
@@ -72,10 +89,12 @@ def matmuls(cfg, batch, seq):
         out.append(("backward", 1, d, cfg.vocab, m))
     heads = cfg.depth * batch * cfg.n_heads
 
-    def attention(causal, count):
+    def attention(causal, window, count):
         for q0 in range(0, seq, ATTENTION_BLOCK):
             rows = min(ATTENTION_BLOCK, seq - q0)
-            keys = q0 + rows if causal else seq
+            first, _ = key_range(q0, seq, causal, window)
+            _, last = key_range(q0 + rows - 1, seq, causal, window)
+            keys = last - first + 1
             out.append(("forward", count, rows, keys, dh))      # S = Q K^T
             out.append(("forward", count, rows, dh, keys))      # O = P V
             out.append(("backward", count, rows, keys, dh))     # S again
@@ -84,9 +103,9 @@ def matmuls(cfg, batch, seq):
             out.append(("backward", count, rows, dh, keys))     # dQ = dS K
             out.append(("backward", count, keys, dh, rows))     # dK = dS^T Q
 
-    attention(cfg.mask == "causal", heads)
+    attention(cfg.mask == "causal", cfg.sliding_window, heads)
     if cfg.cross:
-        attention(False, heads)
+        attention(False, 0, heads)
     return out
 
 

@@ -35,7 +35,7 @@ func.func @key_batch(%q: tensor<2x3x5x4xf32>, %kv: tensor<1x3x7x4xf32>) {
 // -----
 
 func.func @key_heads(%q: tensor<?x3x?x4xf32>, %kv: tensor<?x2x?x4xf32>) {
-  // expected-error @+1 {{'tfc.flash_attention' op key dimension 1 (2) does not match query dimension 1 (3)}}
+  // expected-error @+1 {{'tfc.flash_attention' op query heads (3) must be a multiple of key heads (2)}}
   %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv scale 0.5 : (tensor<?x3x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> (tensor<?x3x?x4xf32>, tensor<?x3x?xf32>)
   return
 }
@@ -143,5 +143,29 @@ func.func @grad_key_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse
 func.func @grad_value_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'tfc.flash_attention_grad' op value_grad must have rank 4, got rank 3}}
   %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7xf32>)
+  return
+}
+
+// -----
+
+func.func @negative_window(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 window -4 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_negative_window(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 window -4 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}
+
+// -----
+
+func.func @kv_heads_dynamic(%q: tensor<2x6x5x4xf32>, %kv: tensor<2x?x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op query heads (6) and key heads (?) must be both static or both dynamic}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x6x5x4xf32>, tensor<2x?x7x4xf32>, tensor<2x?x7x4xf32>) -> (tensor<2x6x5x4xf32>, tensor<2x6x5xf32>)
   return
 }

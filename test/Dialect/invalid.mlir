@@ -479,6 +479,38 @@ func.func @mask_rank(%s: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
+func.func @mask_negative_window(%s: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.mask' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = tfc.mask #tfc.mask<causal> %s window -2 : tensor<?x2x?x?xf32>
+  return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @mask_grad_negative_window(%s: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.mask_grad' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = tfc.mask_grad #tfc.mask<bidirectional> %s window -1 : tensor<?x2x?x?xf32>
+  return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @alibi_rank(%s: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{'tfc.alibi' op input must have rank 4, got rank 3}}
+  %0 = tfc.alibi %s : tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+func.func @alibi_dynamic_heads(%s: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  // expected-error @+1 {{'tfc.alibi' op needs a static head count (dimension 1) of at least 1, got ?}}
+  %0 = tfc.alibi %s : tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
+
+// -----
+
 func.func @mask_unknown_kind(%s: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
   // expected-error @+2 {{expected ::mlir::tfc::MaskKind to be one of: causal, bidirectional}}
   // expected-error @+1 {{failed to parse Tfc_MaskKindAttr parameter 'value' which is to be a `::mlir::tfc::MaskKind`}}

@@ -51,7 +51,9 @@ func.func @norms(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>)
 // CHECK:         %[[SC:.*]] = tfc.scale %[[S]] by 0.35355339059327373 : tensor<?x2x?x?xf32>
 // CHECK:         %[[M:.*]] = tfc.mask #tfc.mask<causal> %[[SC]] : tensor<?x2x?x?xf32>
 // CHECK:         %[[M2:.*]] = tfc.mask #tfc.mask<bidirectional> %[[M]] : tensor<?x2x?x?xf32>
-// CHECK:         %[[P:.*]] = tfc.softmax %[[M2]] : tensor<?x2x?x?xf32>
+// CHECK:         %[[W:.*]] = tfc.mask #tfc.mask<causal> %[[M2]] window 3 : tensor<?x2x?x?xf32>
+// CHECK:         %[[W0:.*]] = tfc.mask #tfc.mask<bidirectional> %[[W]] : tensor<?x2x?x?xf32>
+// CHECK:         %[[P:.*]] = tfc.softmax %[[W0]] : tensor<?x2x?x?xf32>
 // CHECK:         %[[O:.*]] = tfc.attention_context %[[P]], %[[K]] : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
 // CHECK:         tfc.merge_heads %[[O]] : tensor<?x2x?x8xf32> -> tensor<?x?x16xf32>
 func.func @attention(%x: tensor<?x?x16xf32>, %enc: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
@@ -61,7 +63,10 @@ func.func @attention(%x: tensor<?x?x16xf32>, %enc: tensor<?x?x16xf32>) -> tensor
   %sc = tfc.scale %s by 0.35355339059327373 : tensor<?x2x?x?xf32>
   %m = tfc.mask #tfc.mask<causal> %sc : tensor<?x2x?x?xf32>
   %m2 = tfc.mask #tfc.mask<bidirectional> %m : tensor<?x2x?x?xf32>
-  %p = tfc.softmax %m2 : tensor<?x2x?x?xf32>
+  // A sliding window; window 0 (none) is the default and is not printed.
+  %w = tfc.mask #tfc.mask<causal> %m2 window 3 : tensor<?x2x?x?xf32>
+  %w0 = tfc.mask #tfc.mask<bidirectional> %w window 0 : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %w0 : tensor<?x2x?x?xf32>
   %o = tfc.attention_context %p, %k : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
   %y = tfc.merge_heads %o : tensor<?x2x?x8xf32> -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
@@ -143,4 +148,12 @@ func.func @edges(%fixed: tensor<64xf32>, %params: tensor<?xf32>, %layer: index,
   %2 = tfc.linear %x, %1, %b : (tensor<2x?x4xf32>, tensor<4x4xf32>, tensor<?xf32>) -> tensor<?x8x4xf32>
   %3 = tfc.split_heads %x : tensor<2x?x4xf32> -> tensor<?x2x8x2xf32>
   return %0, %2, %3 : tensor<16xf32>, tensor<?x8x4xf32>, tensor<?x2x8x2xf32>
+}
+
+// ALiBi's bias on attention scores [b, h, s, t].
+// CHECK-LABEL: func.func @alibi
+// CHECK:         tfc.alibi %{{.*}} : tensor<?x6x?x?xf32>
+func.func @alibi(%s: tensor<?x6x?x?xf32>) -> tensor<?x6x?x?xf32> {
+  %0 = tfc.alibi %s : tensor<?x6x?x?xf32>
+  return %0 : tensor<?x6x?x?xf32>
 }

@@ -340,9 +340,64 @@ def position_specs():
     ]
 
 
+def window_specs():
+    """[attention] sliding_window with both masks, GQA, RoPE, cross-attention
+    (which it leaves alone) and the LM head. max_seq 128: the long cases
+    (shapes_for, grad_shapes_for) skip whole key and query tiles."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 128, "max_batch": 4}
+    return [
+        SpecCase("window_mistral", {  # Mistral: GQA, RoPE, a causal window
+            "model": dict(base, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "positions": "rope",
+                          "sliding_window": 5}}, quick=True),
+        SpecCase("window_bidirectional_post", {  # |i - j| < 4
+            "model": dict(base, d_ff=48), "norm": {"position": "post"},
+            "attention": {"mask": "bidirectional", "sliding_window": 4}}, quick=True),
+        SpecCase("window_one_cross_deepnorm", {  # each query sees itself only
+            "model": dict(base, d_ff=40), "norm": {"position": "deepnorm"},
+            "ffn": {"activation": "relu"},
+            "attention": {"cross": True, "sliding_window": 1}}),
+        SpecCase("window_wide_qknorm_lm", {  # a window wider than the tiles
+            "model": dict(base, n_heads=2, bias=False), "norm": {"type": "rmsnorm"},
+            "attention": {"mask": "bidirectional", "qk_norm": "rmsnorm",
+                          "sliding_window": 40},
+            "embedding": {"vocab": 37, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+    ]
+
+
+def alibi_specs():
+    """[attention] positions = "alibi": head counts a power of two and not
+    (the slopes' two rules), both masks, GQA, a window, cross-attention
+    (self-attention only) and the LM head."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 128, "max_batch": 4}
+    return [
+        SpecCase("alibi_bloom_lm", {  # BLOOM: ALiBi, no position embedding
+            "model": base, "ffn": {"activation": "gelu"},
+            "attention": {"positions": "alibi"},
+            "embedding": {"vocab": 41, "positions": "none"},
+            "head": {"tied": True, "loss": "cross_entropy"}}, quick=True),
+        SpecCase("alibi_6heads_gqa", {  # 6 heads: 4 slopes, then 2 of 8's
+            "model": dict(base, n_heads=6, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "head_dim": 8, "positions": "alibi"}},
+            quick=True),
+        SpecCase("alibi_12heads_bi_window_post", {  # |i - j| either way
+            "model": dict(base, d_model=48, n_heads=12, d_ff=64),
+            "norm": {"position": "post"},
+            "attention": {"mask": "bidirectional", "positions": "alibi",
+                          "sliding_window": 6}}),
+        SpecCase("alibi_cross_deepnorm", {  # cross-attention has no bias
+            "model": dict(base, d_ff=40), "norm": {"position": "deepnorm"},
+            "ffn": {"activation": "relu"},
+            "attention": {"cross": True, "positions": "alibi"}}),
+    ]
+
+
 def all_specs():
     return (block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
-            head_specs() + position_specs())
+            head_specs() + position_specs() + window_specs() + alibi_specs())
 
 
 def _clamp(spec, cases):
@@ -359,14 +414,20 @@ def grad_shapes_for(spec, quick):
     that are no multiple of 4, 8 or 16, enc_seq != seq. The accumulation
     check runs on the second."""
     full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 5, 23, 0)]
-    return _clamp(spec, full[:2] if quick else full)
+    cases = full[:2] if quick else full
+    if spec.cfg.sliding_window:  # long enough to skip whole tiles
+        cases = cases + [(1, 101, 9, 2)]
+    return _clamp(spec, cases)
 
 
 def shapes_for(spec, quick):
     """(batch, seq, enc_seq, threads) cases, clamped to the spec's limits.
     17 and 37 are no multiple of 4, 8 or 16."""
     full = [(1, 1, 1, 0), (2, 17, 9, 2), (3, 64, 64, 0), (1, 37, 50, 1), (4, 5, 23, 3)]
-    return _clamp(spec, full[:3] if quick else full)
+    cases = full[:3] if quick else full
+    if spec.cfg.sliding_window:  # long enough to skip whole tiles
+        cases = cases + [(2, 128, 33, 2)]
+    return _clamp(spec, cases)
 
 
 # ---------------------------------------------------------------------------

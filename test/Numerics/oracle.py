@@ -48,7 +48,8 @@ _KEYS = {
              "deepnorm_beta"},
     "ffn": {"activation", "multiple_of"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
-                  "positions", "rope_theta", "rope_style", "rope_fraction"},
+                  "positions", "rope_theta", "rope_style", "rope_fraction",
+                  "sliding_window"},
     "embedding": {"vocab", "positions"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
@@ -145,7 +146,7 @@ class Config:
         self.qk_norm = choice("attention", "qk_norm", "none",
                               ("none", "rmsnorm", "layernorm"))
         self.attn_positions = choice("attention", "positions", "none",
-                                     ("none", "rope"))
+                                     ("none", "rope", "alibi"))
         self.rope_theta = float(get("attention", "rope_theta", 10000.0))
         self.rope_style = choice("attention", "rope_style", "half",
                                  ("half", "interleaved"))
@@ -154,6 +155,11 @@ class Config:
         if self.attn_positions == "rope" and (self.rotary_dim % 2 or
                                               self.rotary_dim < 2):
             raise SpecError("the rotary width must be even and >= 2")
+        # Self-attention only: query i sees i - w < j <= i (causal) or
+        # |i - j| < w (bidirectional); 0 = no window.
+        self.sliding_window = int(get("attention", "sliding_window", 0))
+        if self.sliding_window < 0:
+            raise SpecError("sliding_window must be 0 or positive")
 
         # DeepNorm (Wang et al. 2022): alpha scales the residual. Only alpha
         # matters for forward; beta is an init scale.
@@ -378,6 +384,20 @@ class Norm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
+def alibi_slopes(n):
+    """ALiBi's head slopes, the published rule (Press et al. 2022, the
+    authors' get_slopes): a geometric sequence from 2^(-8/n) for a power of
+    two; otherwise those of the largest power of two below n, then every
+    other slope of twice that many heads."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
+
+
 def rope(x, theta, rot, style):
     """RoFormer's rotation of [b, h, t, dh] at positions 0..t-1 (HF LLaMA's
     rotate_half for "half", GPT-J's pairs for "interleaved")."""
@@ -414,6 +434,8 @@ class Attention(nn.Module):
         self.rope = None
         if self_attention and cfg.attn_positions == "rope":
             self.rope = (cfg.rope_theta, cfg.rotary_dim, cfg.rope_style)
+        self.window = cfg.sliding_window if self_attention else 0
+        self.alibi = self_attention and cfg.attn_positions == "alibi"
 
     def forward(self, u, z, causal):
         b, s, d = u.shape
@@ -430,9 +452,17 @@ class Attention(nn.Module):
         k = k.repeat_interleave(h // g, dim=1)  # [b, h, t, dh]
         v = v.repeat_interleave(h // g, dim=1)
         scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # [b, h, s, t]
+        i = torch.arange(s).view(s, 1)
+        j = torch.arange(t).view(1, t)
+        if self.alibi:  # -m_h |i - j|: the paper's -m_h (i - j) when causal
+            m = torch.tensor(alibi_slopes(h), dtype=torch.float64).view(h, 1, 1)
+            scores = scores - (m * (i - j).abs()).to(scores.dtype)
+        hidden = torch.zeros(s, t, dtype=torch.bool)
         if causal:
-            future = torch.ones(s, t, dtype=torch.bool).triu(1)  # j > i
-            scores = scores.masked_fill(future, float("-inf"))
+            hidden |= j > i
+        if self.window:
+            hidden |= (i - j).abs() >= self.window
+        scores = scores.masked_fill(hidden, float("-inf"))
         p = torch.softmax(scores, dim=-1)
         o = (p @ v).transpose(1, 2).reshape(b, s, h * dh)
         return self.wo(o)

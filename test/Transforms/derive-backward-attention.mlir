@@ -48,6 +48,20 @@ func.func @cross(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// The gradient keeps the forward's sliding window.
+// CHECK-LABEL: func.func @window_grad(
+// CHECK:         tfc.flash_attention_grad #tfc.mask<causal> {{.*}} scale 5.000000e-01 window 4 {tfc.fused = "attention"} :
+func.func @window(%params: tensor<?xf32> {tfc.role = "params"},
+                  %x: tensor<?x2x?x4xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "window", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %x, %x, %x scale 0.5 window 4 {tfc.fused = "attention"} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> (tensor<?x2x?x4xf32>, tensor<?x2x?xf32>)
+  return %o : tensor<?x2x?x4xf32>
+}
+
+// -----
+
 // An unused output gets no gradient: no gradient op, nothing saved.
 // CHECK-LABEL: func.func @unused(
 // CHECK-NOT:     tfc.save

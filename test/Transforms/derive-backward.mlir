@@ -277,6 +277,35 @@ func.func @mask_bidirectional(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// A sliding window's gradient keeps the window.
+// CHECK-LABEL: func.func @mask_window_grad(
+// CHECK:         tfc.mask_grad #tfc.mask<bidirectional> %{{.*}} window 3 : tensor<?x2x?x?xf32>
+func.func @mask_window(%params: tensor<?xf32> {tfc.role = "params"},
+                       %x: tensor<?x2x?x?xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x?xf32> {tfc.role = "y"})
+    attributes {tfc.model = "mask_window", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %y = tfc.mask #tfc.mask<bidirectional> %x window 3 : tensor<?x2x?x?xf32>
+  return %y : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// ALiBi's bias is constant in the scores: the gradient passes through.
+// CHECK-LABEL: func.func @alibi_grad(
+// CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x4x?x?xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
+// CHECK-NEXT:    return %[[DP]], %[[DY]]
+func.func @alibi(%params: tensor<?xf32> {tfc.role = "params"},
+                 %x: tensor<?x4x?x?xf32> {tfc.role = "x"})
+    -> (tensor<?x4x?x?xf32> {tfc.role = "y"})
+    attributes {tfc.model = "alibi", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %y = tfc.alibi %x : tensor<?x4x?x?xf32>
+  return %y : tensor<?x4x?x?xf32>
+}
+
+// -----
+
 // softmax_grad reads softmax's own result, so the op (not its input) is
 // marked.
 // CHECK-LABEL: func.func @softmax(

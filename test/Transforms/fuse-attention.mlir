@@ -48,6 +48,83 @@ func.func @cross(%q: tensor<2x4x5x3xf32>, %k: tensor<2x4x9x3xf32>,
 
 // -----
 
+// A sliding window moves into the fused op with the mask kind.
+// CHECK-LABEL: func.func @window(
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<causal> %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 window 4 {tfc.fused = "attention"}
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 window 2 {tfc.fused = "attention"}
+// CHECK-NEXT:    return
+func.func @window(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                  %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %t window 4 : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %s2 = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t2 = tfc.scale %s2 by 0.5 : tensor<?x2x?x?xf32>
+  %m2 = tfc.mask #tfc.mask<bidirectional> %t2 window 2 : tensor<?x2x?x?xf32>
+  %p2 = tfc.softmax %m2 : tensor<?x2x?x?xf32>
+  %o2 = tfc.attention_context %p2, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o, %o2 : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// Grouped-query attention: the repeated K and V heads feed only this
+// attention, so the fused op reads the shared heads in place and the
+// copies go.
+// CHECK-LABEL: func.func @grouped(
+// CHECK-SAME:      %[[Q:[a-z0-9]+]]: tensor<?x4x?x8xf32>, %[[K:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[V:[a-z0-9]+]]: tensor<?x2x?x8xf32>)
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = tfc.flash_attention #tfc.mask<causal> %[[Q]], %[[K]], %[[V]] scale 5.000000e-01 {tfc.fused = "attention"} : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> (tensor<?x4x?x8xf32>, tensor<?x4x?xf32>)
+// CHECK-NEXT:    return %[[O]]
+func.func @grouped(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                   %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %rk = tfc.repeat_heads %k : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  %rv = tfc.repeat_heads %v : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  %s = tfc.attention_scores %q, %rk : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x4x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %t : tensor<?x4x?x?xf32>
+  %p = tfc.softmax %m : tensor<?x4x?x?xf32>
+  %o = tfc.attention_context %p, %rv : (tensor<?x4x?x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %o : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+// A repeated K with another use stays: the fused op reads the copies.
+// CHECK-LABEL: func.func @grouped_shared_copy(
+// CHECK:         %[[RK:.*]] = tfc.repeat_heads
+// CHECK:         %[[RV:.*]] = tfc.repeat_heads
+// CHECK:         tfc.flash_attention #tfc.mask<bidirectional> %{{.*}}, %[[RK]], %[[RV]]
+func.func @grouped_shared_copy(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                               %v: tensor<?x2x?x8xf32>) -> (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) {
+  %rk = tfc.repeat_heads %k : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  %rv = tfc.repeat_heads %v : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  %s = tfc.attention_scores %q, %rk : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x?xf32>
+  %p = tfc.softmax %s : tensor<?x4x?x?xf32>
+  %o = tfc.attention_context %p, %rv : (tensor<?x4x?x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %o, %rk : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>
+}
+
+// -----
+
+// ALiBi's bias between the scale and the mask moves in as `alibi`.
+// CHECK-LABEL: func.func @alibi(
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<causal> %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 window 3 alibi {tfc.fused = "attention"}
+// CHECK-NEXT:    return
+func.func @alibi(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                 %v: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %a = tfc.alibi %t : tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %a window 3 : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o : tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // Neither scale nor mask: scale 1, bidirectional. An explicit
 // bidirectional mask is the same.
 // CHECK-LABEL: func.func @bare(

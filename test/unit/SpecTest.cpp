@@ -827,13 +827,50 @@ TEST(SpecTest, QKNormAndRope) {
   EXPECT_NE(printSpec(s).find("rope_theta = 1000000.0"), std::string::npos);
 }
 
+TEST(SpecTest, SlidingWindow) {
+  // Mistral's window; 0 (the default) is no window. printSpec writes it.
+  Spec s = parseOk(minimal("[attention]\nsliding_window = 4096\n"));
+  EXPECT_EQ(s.attention.slidingWindow, 4096);
+  EXPECT_NE(printSpec(s).find("sliding_window = 4096\n"), std::string::npos);
+  EXPECT_EQ(parseOk(minimal()).attention.slidingWindow, 0);
+  EXPECT_EQ(parseOk(minimal("[attention]\nsliding_window = 0\n"))
+                .attention.slidingWindow,
+            0);
+  // No new parameters.
+  EXPECT_EQ(paramCount(s), paramCount(parseOk(minimal())));
+  EXPECT_EQ(parseFails(minimal("[attention]\nsliding_window = -1\n")).str(),
+            "test.toml:6:18: error: 'attention.sliding_window' must be 0 (off) "
+            "or positive, got -1");
+  EXPECT_EQ(parseFails(minimal("[attention]\nsliding_window = 2.5\n")).str(),
+            "test.toml:6:18: error: 'attention.sliding_window' must be an "
+            "integer, not a float");
+  EXPECT_EQ(
+      parseFails(minimal("[attention]\nsliding_window = 2000000\n")).str(),
+      "test.toml:6:18: error: 'attention.sliding_window' is 2000000, over the "
+      "limit of 1048576");
+}
+
+TEST(SpecTest, Alibi) {
+  // BLOOM's positions: no parameters of their own, no RoPE keys.
+  Spec s = parseOk(minimal("[attention]\npositions = \"alibi\"\n"));
+  EXPECT_EQ(s.attention.positions, AttentionPositions::ALiBi);
+  EXPECT_EQ(paramCount(s), paramCount(parseOk(minimal())));
+  EXPECT_NE(printSpec(s).find("positions = \"alibi\"\n"), std::string::npos);
+  EXPECT_EQ(printSpec(s).find("rope_theta"), std::string::npos);
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"alibi\"\n"
+                               "rope_theta = 500.0\n"))
+                .str(),
+            "test.toml:7:14: error: 'attention.rope_theta' only applies to "
+            "positions = \"rope\", not \"alibi\"");
+}
+
 TEST(SpecTest, QKNormAndRopeErrors) {
   EXPECT_EQ(parseFails(minimal("[attention]\nqk_norm = \"l2\"\n")).str(),
             "test.toml:6:11: error: 'attention.qk_norm' must be \"none\", "
             "\"rmsnorm\" or \"layernorm\", not \"l2\"");
-  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"alibi\"\n")).str(),
-            "test.toml:6:13: error: 'attention.positions' must be \"none\" or "
-            "\"rope\", not \"alibi\"");
+  EXPECT_EQ(parseFails(minimal("[attention]\npositions = \"xpos\"\n")).str(),
+            "test.toml:6:13: error: 'attention.positions' must be \"none\", "
+            "\"rope\" or \"alibi\", not \"xpos\"");
   EXPECT_EQ(parseFails(minimal("[attention]\nrope_theta = 500.0\n")).str(),
             "test.toml:6:14: error: 'attention.rope_theta' only applies to "
             "positions = \"rope\", not \"none\"");

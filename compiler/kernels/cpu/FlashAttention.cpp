@@ -2,18 +2,25 @@
 //
 // Flash-style attention forward (FlashAttentionTiles.h has the tiles):
 //
-// 1. Pack K per head transposed into panels [t / cols][dh][cols].
+// 1. Pack K per head transposed into panels [t / cols][dh][cols]: per key
+//    head, which the query heads of its group share (grouped-query
+//    attention reads K and V in place, never repeated).
 // 2. One parallel iteration per (batch * head, block of queries); per tile
 //    of `rows` queries (copied transposed to scratch), sweep the key tiles in
 //    order with an online softmax: the score tile in registers, its row max,
 //    the rescale factor alpha = exp(m_old - m_new), p = exp(s - m_new) stored
 //    to scratch, the row sums, and O = alpha * O + P V accumulated in scratch
-//    rows. Under a causal mask the sweep stops at the diagonal; only the tiles
-//    that cross it (or the end of the keys) pay for masking.
+//    rows. The sweep covers only the key tiles some row of the tile sees
+//    (AttentionMask): under a causal mask it stops at the diagonal, under a
+//    sliding window it starts at the window's edge, so a window of w keys
+//    costs O(s * w). Only the tiles that cross an edge (or the end of the
+//    keys) pay for masking.
 // 3. out = O / l, lse = m + log l.
 //
-// Key tile 0 holds key 0, which every query sees: after it every row max is
-// finite, so the exp(-inf) of masked scores is always 0, never NaN.
+// Without a window key tile 0 holds key 0, which every query sees: after it
+// every row max is finite, so the exp(-inf) of masked scores is always 0,
+// never NaN. Under a window a row may see none of the first tiles swept:
+// its max stays -inf and the exponentials subtract 0 instead.
 //
 // Workspace: the packed K (the size of K) and per iteration one tile of
 // probabilities, one of output rows and one of queries: linear in the
@@ -21,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/Alibi.h"
 #include "kernels/cpu/CpuKernels.h"
 #include "kernels/cpu/FlashAttentionTiles.h"
 
@@ -50,11 +58,12 @@ void cpu::planFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
   const Buffer &q = p.q, &k = p.k;
   TileShape t(l.vectorWidth, headDim);
   Value groups = l.mul(q.dims[0], q.dims[1]);
+  Value kvGroups = l.mul(k.dims[0], k.dims[1]);
   Value panels = l.divUp(k.dims[2], t.cols);
   Value iterations = l.mul(groups, l.divUp(q.dims[2], t.blockRows));
   Type f32 = l.b.getF32Type();
   // K packed transposed, then each parallel iteration's tiles.
-  l.allocate(f32, {groups, panels, l.allocIndex(headDim * t.cols)});
+  l.allocate(f32, {kvGroups, panels, l.allocIndex(headDim * t.cols)});
   l.allocate(f32, {iterations, l.allocIndex(forwardScratch(t))});
 }
 
@@ -65,7 +74,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
   TileShape t(l.vectorWidth, headDim);
   Buffer packedK = l.takeScratch();
   Buffer scratch = l.takeScratch();
-  Value groups = packedK.dims[0], panels = packedK.dims[1];
+  Value kvGroups = packedK.dims[0], panels = packedK.dims[1];
   Value iterations = scratch.dims[0];
   Value blocks = l.divUp(seq, t.blockRows);
   int64_t perIteration = forwardScratch(t);
@@ -73,9 +82,9 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   TileEmitter e(l, t);
-  bool causal = p.causal;
+  std::optional<int64_t> below = p.mask.below(), above = p.mask.above();
   double scale = p.scale;
-  e.packTransposed(k.flat, packedK.flat, groups, keyLen, panels);
+  e.packTransposed(k.flat, packedK.flat, kvGroups, keyLen, panels);
 
   Value cols = l.index(t.cols), dh = l.index(headDim);
   Value one = l.index(1);
@@ -88,36 +97,36 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
     Value queryTile = l.add(accBase, l.index(t.rows * t.paddedHeadDim()));
     Value firstRow = l.mul(block, l.index(t.blockRows));
     Value blockLen = l.minIdx(l.index(t.blockRows), l.sub(seq, firstRow));
-    Value keyBase = l.mul(group, keyLen);
+    Value kvGroup = kvGroupOf(l, group, p.heads, p.kvHeads);
+    Value keyBase = l.mul(kvGroup, keyLen);
+    // ALiBi: -m_h |i - j| on every score of head h = group % heads.
+    Value negSlope;
+    if (p.alibi)
+      negSlope = e.splat(emitAlibiNegSlope(l, group, p.heads));
     l.forLoop(l.index(0), l.divUp(blockLen, t.rows), [&](Value tile) {
       Value i0 = l.add(firstRow, l.mul(tile, l.index(t.rows)));
-      SmallVector<Value> rowIdx, outBase, exists, keyLimit;
+      SmallVector<Value> rowIdx, outBase, exists, keyFloor, keyLimit, rowAt;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value row = l.add(i0, l.index(r));
         rowIdx.push_back(row);
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, seq));
         outBase.push_back(l.mul(l.add(l.mul(group, seq), row), dh));
-        // The last key row r sees.
-        keyLimit.push_back(
-            e.splatIndex(causal ? l.minIdx(row, lastKey) : lastKey));
+        // The first and last keys row r sees.
+        if (below)
+          keyFloor.push_back(e.splatIndex(l.subOrZero(row, l.index(*below))));
+        keyLimit.push_back(e.splatIndex(
+            above ? l.minIdx(l.add(row, l.index(*above)), lastKey) : lastKey));
+        if (negSlope)
+          rowAt.push_back(e.splat(l.indexToF32(row)));
       }
       e.zeroRows(scratch.flat, accBase);
       auto [qFlat, qTile] = e.tileRows(q.flat, l.mul(l.mul(group, seq), dh), i0,
                                        seq, scratch.flat, queryTile);
 
-      Value keyTiles = l.divUp(keyLen, t.cols);
+      // The key tiles some row sees, and those every row sees wholly.
       Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), seq), one);
-      Value fullTiles = arith::DivUIOp::create(b, loc, keyLen, cols);
-      Value endTile = keyTiles;
-      if (causal) {
-        // Tiles wholly at or below the diagonal of the first row need no
-        // mask; tiles past the last row's diagonal are skipped.
-        fullTiles = l.minIdx(
-            fullTiles, arith::DivUIOp::create(b, loc, l.add(i0, one), cols));
-        endTile =
-            l.minIdx(keyTiles,
-                     l.add(arith::DivUIOp::create(b, loc, lastRow, cols), one));
-      }
+      TileBand band =
+          emitTileBand(l, i0, lastRow, keyLen, t.cols, below, above);
 
       // State: the running max m and sum l, one lane per row, so that the
       // rescale factors of all rows take one vector exp.
@@ -126,7 +135,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
             from, to, init,
             [&](Value tileIdx, ValueRange state) -> SmallVector<Value> {
               Value j0 = l.mul(tileIdx, cols);
-              Value panelBase = l.mul(l.add(l.mul(group, panels), tileIdx),
+              Value panelBase = l.mul(l.add(l.mul(kvGroup, panels), tileIdx),
                                       l.index(headDim * t.cols));
               SmallVector<Value> acc =
                   e.scoreTile(qFlat, qTile, packedK.flat, panelBase);
@@ -138,10 +147,18 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
               for (int64_t r = 0; r < t.rows; ++r) {
                 for (int w = 0; w < 2; ++w) {
                   Value s = e.mul(acc[2 * r + w], scaleV);
-                  if (masked)
-                    s = e.select(e.cmpI(arith::CmpIPredicate::sgt, lanes[w],
-                                        keyLimit[r]),
-                                 minusInf, s);
+                  if (negSlope)
+                    s = e.addDistanceBias(s, negSlope, lanes[w], rowAt[r]);
+                  if (masked) {
+                    Value hidden = e.cmpI(arith::CmpIPredicate::sgt, lanes[w],
+                                          keyLimit[r]);
+                    if (below)
+                      hidden =
+                          arith::OrIOp::create(b, loc, hidden,
+                                               e.cmpI(arith::CmpIPredicate::slt,
+                                                      lanes[w], keyFloor[r]));
+                    s = e.select(hidden, minusInf, s);
+                  }
                   scores.push_back(s);
                 }
                 tileMax.push_back(
@@ -149,10 +166,18 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
               }
               Value m = state[0];
               Value mNew = e.max(m, e.fromRows(tileMax, 0.0));
-              Value alpha = e.exp(e.sub(m, mNew));
+              // What the exponentials subtract: 0 for a row that has seen
+              // no key yet (only under a window).
+              Value mRef = mNew;
+              if (below && masked)
+                mRef = e.select(arith::CmpFOp::create(b, loc,
+                                                      arith::CmpFPredicate::OEQ,
+                                                      mNew, minusInf),
+                                e.splatF32(0.0), mNew);
+              Value alpha = e.exp(e.sub(m, mRef));
               SmallVector<Value> rowSums, rowAlpha;
               for (int64_t r = 0; r < t.rows; ++r) {
-                Value mRow = e.splat(e.lane(mNew, r));
+                Value mRow = e.splat(e.lane(mRef, r));
                 Value p0 = e.exp(e.sub(scores[2 * r], mRow));
                 Value p1 = e.exp(e.sub(scores[2 * r + 1], mRow));
                 Value pBase = l.add(probs, l.index(r * t.cols));
@@ -174,9 +199,12 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
       // Lanes past the rows stay finite (0), so their exps never matter.
       SmallVector<Value> minusInfRows(t.rows, l.f32(kMinusInf));
       SmallVector<Value> init{e.fromRows(minusInfRows, 0.0), e.splatF32(0.0)};
+      // Only a window has masked tiles before the unmasked ones.
       SmallVector<Value> state =
-          sweep(l.index(0), fullTiles, init, /*masked=*/false);
-      state = sweep(fullTiles, endTile, state, /*masked=*/true);
+          below ? sweep(band.start, band.fullStart, init, /*masked=*/true)
+                : init;
+      state = sweep(band.fullStart, band.fullEnd, state, /*masked=*/false);
+      state = sweep(band.fullEnd, band.end, state, /*masked=*/true);
 
       SmallVector<Value> inverse;
       Value logL = math::LogOp::create(b, loc, state[1]);

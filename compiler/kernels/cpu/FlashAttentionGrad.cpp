@@ -8,19 +8,27 @@
 //    D per query from them, summed as the dP^T tile sums; then Q packed
 //    where O was.
 // 1. One parallel iteration per (batch * head): per tile of `rows` keys, in
-//    order, over the query tiles that see them (from the diagonal on under
-//    a causal mask), recompute P^T = exp(scale * K Q^T - lse) and
+//    order, over the query tiles that see them (AttentionMask: from the
+//    diagonal on under a causal mask, up to the window's edge under a
+//    sliding window), recompute P^T = exp(scale * K Q^T - lse) and
 //    dP^T = V dO^T in registers, then dV += P^T dO and dK += dS^T Q in
 //    scratch rows, and dQ += dS K into the head's dq rows. Only this
 //    iteration writes them, in key-tile order: every sum has one order.
 //
+// 2. Grouped-query attention: the query heads of a group read their shared
+//    K and V rows in place; step 1 writes each query head's dK and dV to
+//    scratch, and each shared head's are summed over its group in head
+//    order (a fixed order, so still thread-count independent).
+//
 // Each product is computed once (five tile products per tile pair, as with
 // atomic dQ updates); the parallelism is batch * heads. Workspace: two
-// packed copies of the operands, D, and per iteration a few tiles: linear
-// in the sequence lengths.
+// packed copies of the operands, D, per iteration a few tiles, and under
+// grouped-query attention the per-head dK and dV: linear in the sequence
+// lengths.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/Alibi.h"
 #include "kernels/cpu/CpuKernels.h"
 #include "kernels/cpu/FlashAttentionTiles.h"
 
@@ -46,7 +54,9 @@ struct SweepOperands {
   Buffer packedQ, packedDOut, delta;
   Value seq, keyLen, groups, queryPanels;
   double scale;
-  bool causal;
+  AttentionMask mask;
+  int64_t heads, kvHeads;
+  bool alibi;
 };
 
 /// Vector `w` of a tile's `cols` lanes of a per-query row vector (lse, D)
@@ -116,6 +126,8 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
   Value cols = l.index(t.cols), dh = l.index(t.headDim), one = l.index(1);
   Value lastQuery = l.sub(p.seq, one);
   Value scaleV = e.splatF32(p.scale);
+  // Key j is seen by the queries j - above <= i <= j + below.
+  std::optional<int64_t> below = p.mask.below(), above = p.mask.above();
   l.parallelFor(p.groups, [&](Value group) {
     Value probs = l.mul(group, l.index(perIteration));
     Value dScores = l.add(probs, l.index(tileFloats));
@@ -125,6 +137,10 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
     Value valueTile = l.add(keyTile, l.index(rowFloats));
     Value queryBase = l.mul(group, p.seq);
     Value querySplatLast = e.splatIndex(lastQuery);
+    // ALiBi: -m_h |i - j| on every score of head h = group % heads.
+    Value negSlope;
+    if (p.alibi)
+      negSlope = e.splat(emitAlibiNegSlope(l, group, p.heads));
     // dQ is summed in place, tile by tile.
     Value zero = e.splatF32(0.0);
     l.forLoop(l.index(0), p.seq, [&](Value i) {
@@ -134,17 +150,24 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
     });
     l.forLoop(l.index(0), l.divUp(p.keyLen, t.rows), [&](Value tile) {
       Value j0 = l.mul(tile, l.index(t.rows));
-      SmallVector<Value> outBase, exists, queryFloor;
+      SmallVector<Value> outBase, exists, queryFloor, queryCeil, keyAt;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value key = l.add(j0, l.index(r));
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, p.keyLen));
         outBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), key), dh));
-        // The first query that sees key `key`.
-        queryFloor.push_back(e.splatIndex(p.causal ? key : l.index(0)));
+        // The first and last queries that see key `key`.
+        queryFloor.push_back(e.splatIndex(
+            above ? l.subOrZero(key, l.index(*above)) : l.index(0)));
+        queryCeil.push_back(below ? e.splatIndex(l.minIdx(
+                                        l.add(key, l.index(*below)), lastQuery))
+                                  : querySplatLast);
+        if (negSlope)
+          keyAt.push_back(e.splat(l.indexToF32(key)));
       }
       e.zeroRows(scratch, dvAcc);
       e.zeroRows(scratch, dkAcc);
-      Value groupRows = l.mul(l.mul(group, p.keyLen), dh);
+      Value groupRows =
+          l.mul(l.mul(kvGroupOf(l, group, p.heads, p.kvHeads), p.keyLen), dh);
       auto [kFlat, kTile] =
           e.tileRows(p.k.flat, groupRows, j0, p.keyLen, scratch, keyTile);
       auto [vFlat, vTile] =
@@ -166,12 +189,15 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
         Value zero = e.splatF32(0.0);
         for (int64_t r = 0; r < t.rows; ++r)
           for (int w = 0; w < 2; ++w) {
-            Value prob = e.exp(e.sub(e.mul(s[2 * r + w], scaleV), lse[w]));
+            Value score = e.mul(s[2 * r + w], scaleV);
+            if (negSlope)
+              score = e.addDistanceBias(score, negSlope, lanes[w], keyAt[r]);
+            Value prob = e.exp(e.sub(score, lse[w]));
             if (masked) {
               Value hidden = arith::OrIOp::create(
                   b, loc,
                   e.cmpI(arith::CmpIPredicate::slt, lanes[w], queryFloor[r]),
-                  e.cmpI(arith::CmpIPredicate::sgt, lanes[w], querySplatLast));
+                  e.cmpI(arith::CmpIPredicate::sgt, lanes[w], queryCeil[r]));
               prob = e.select(hidden, zero, prob);
             }
             e.store(prob, scratch,
@@ -200,27 +226,52 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
                          count);
         e.accumulateColumns(dq, rowsAt, count, scratch, dScores, kFlat, kTile);
       };
-      // Query tiles: under a causal mask from the one holding query j0;
-      // masked where a query precedes a key of the tile or is past the end.
-      Value queryTiles = l.divUp(p.seq, t.cols);
-      Value fullEnd = arith::DivUIOp::create(b, loc, p.seq, cols);
-      Value start = l.index(0), fullStart = l.index(0);
-      if (p.causal) {
-        Value lastKey =
-            l.sub(l.minIdx(l.add(j0, l.index(t.rows)), p.keyLen), one);
-        start = l.minIdx(arith::DivUIOp::create(b, loc, j0, cols), queryTiles);
-        fullStart = l.minIdx(l.divUp(lastKey, t.cols), queryTiles);
-      }
-      Value tailStart = arith::MaxUIOp::create(b, loc, fullEnd, fullStart);
+      // The query tiles that see a key of the tile, and those whose
+      // queries all see all of them (the rest are masked: a query outside
+      // a key's range, or past the end).
+      Value lastKey =
+          l.sub(l.minIdx(l.add(j0, l.index(t.rows)), p.keyLen), one);
+      TileBand band = emitTileBand(l, j0, lastKey, p.seq, t.cols, above, below);
       auto sweep = [&](Value from, Value to, bool masked) {
         l.forLoop(from, to, [&](Value panel) { body(panel, masked); });
       };
-      sweep(start, fullStart, /*masked=*/true);
-      sweep(fullStart, fullEnd, /*masked=*/false);
-      sweep(tailStart, queryTiles, /*masked=*/true);
+      sweep(band.start, band.fullStart, /*masked=*/true);
+      sweep(band.fullStart, band.fullEnd, /*masked=*/false);
+      sweep(band.fullEnd, band.end, /*masked=*/true);
       e.storeRows(scratch, dkAcc, {}, exists, dk, outBase);
       e.storeRows(scratch, dvAcc, {}, exists, dv, outBase);
     });
+  });
+}
+
+/// out[kv] = sum over its group's query heads, in head order, of
+/// perHead[q] (rows of dh): the shared heads' dK or dV.
+void emitGroupSum(TileEmitter &e, Value perHead, Value out, Value kvGroups,
+                  Value keyLen, int64_t heads, int64_t kvHeads) {
+  KernelBuilder &l = e.l;
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  int64_t groupSize = heads / kvHeads, dh = e.t.headDim;
+  l.parallelFor(l.mul(kvGroups, keyLen), [&](Value row) {
+    Value kv = arith::DivUIOp::create(b, loc, row, keyLen);
+    Value key = arith::RemUIOp::create(b, loc, row, keyLen);
+    Value batch = arith::DivUIOp::create(b, loc, kv, l.index(kvHeads));
+    Value kvHead = arith::RemUIOp::create(b, loc, kv, l.index(kvHeads));
+    Value firstHead =
+        l.add(l.mul(batch, l.index(heads)), l.mul(kvHead, l.index(groupSize)));
+    // Rows of consecutive query heads are keyLen * dh apart.
+    Value first = l.mul(l.add(l.mul(firstHead, keyLen), key), l.index(dh));
+    Value headStride = l.mul(keyLen, l.index(dh));
+    for (int64_t vec = 0; vec < e.t.headVecs; ++vec) {
+      SmallVector<Value> init{e.loadHeadVector(perHead, first, vec)};
+      Value sum = l.forLoop(
+          l.index(1), l.index(groupSize), init,
+          [&](Value r, ValueRange acc) -> SmallVector<Value> {
+            Value at = l.add(first, l.mul(r, headStride));
+            return {e.add(acc[0], e.loadHeadVector(perHead, at, vec))};
+          })[0];
+      e.storeHeadVector(sum, out, l.mul(row, l.index(dh)), vec);
+    }
   });
 }
 
@@ -241,6 +292,10 @@ void cpu::planFlashAttentionGrad(KernelBuilder &l,
   l.allocate(f32, {groups, queryPanels, panelFloats});
   l.allocate(f32, {groups, q.dims[2]});
   l.allocate(f32, {groups, l.allocIndex(sweepScratch(t))});
+  // Grouped-query attention: each query head's dK and dV.
+  if (p.heads != p.kvHeads)
+    for (int i = 0; i < 2; ++i)
+      l.allocate(f32, {groups, p.k.dims[2], l.allocIndex(headDim)});
 }
 
 void cpu::emitFlashAttentionGrad(KernelBuilder &l,
@@ -254,12 +309,18 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   p.seq = p.q.dims[2];
   p.keyLen = p.k.dims[2];
   p.scale = problem.scale;
-  p.causal = problem.causal;
+  p.mask = problem.mask;
+  p.heads = problem.heads;
+  p.kvHeads = problem.kvHeads;
+  p.alibi = problem.alibi;
   TileShape t(l.vectorWidth, problem.headDim);
   p.packedQ = l.takeScratch();
   p.packedDOut = l.takeScratch();
   p.delta = l.takeScratch();
   Buffer scratch = l.takeScratch();
+  bool grouped = p.heads != p.kvHeads;
+  Buffer headDk = grouped ? l.takeScratch() : problem.dk;
+  Buffer headDv = grouped ? l.takeScratch() : problem.dv;
   p.groups = p.packedQ.dims[0];
   p.queryPanels = p.packedQ.dims[1];
 
@@ -272,6 +333,12 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   emitDelta(e, p.packedQ.flat, p.packedDOut.flat, p.delta.flat, p.groups, p.seq,
             p.queryPanels);
   e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
-  emitSweep(e, p, problem.dq.flat, problem.dk.flat, problem.dv.flat,
-            scratch.flat);
+  emitSweep(e, p, problem.dq.flat, headDk.flat, headDv.flat, scratch.flat);
+  if (grouped) {
+    Value kvGroups = l.mul(p.k.dims[0], p.k.dims[1]);
+    emitGroupSum(e, headDk.flat, problem.dk.flat, kvGroups, p.keyLen, p.heads,
+                 p.kvHeads);
+    emitGroupSum(e, headDv.flat, problem.dv.flat, kvGroups, p.keyLen, p.heads,
+                 p.kvHeads);
+  }
 }

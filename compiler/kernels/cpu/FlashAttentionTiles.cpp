@@ -1,6 +1,7 @@
 //===- FlashAttentionTiles.cpp - Register tiles of fused attention -*- C++ -*-//
 
 #include "kernels/cpu/FlashAttentionTiles.h"
+#include "kernels/Alibi.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -141,6 +142,12 @@ Value TileEmitter::mul(Value a, Value b) {
 
 Value TileEmitter::fma(Value a, Value b, Value c) {
   return vector::FMAOp::create(l.b, l.loc, a, b, c);
+}
+
+Value TileEmitter::addDistanceBias(Value s, Value negSlope, Value lanes,
+                                   Value at) {
+  Value lanesF = arith::SIToFPOp::create(l.b, l.loc, vecType, lanes);
+  return fma(negSlope, emitDistance(l, lanesF, at), s);
 }
 
 Value TileEmitter::select(Value cond, Value a, Value b) {

@@ -123,6 +123,9 @@ public:
   Value fma(Value a, Value b, Value c);
   Value select(Value cond, Value a, Value b);
   Value cmpI(arith::CmpIPredicate pred, Value a, Value b);
+  /// s + negSlope * |lanes - at| (ALiBi's bias, kernels/Alibi.h): `lanes`
+  /// i32 indices, `negSlope` and `at` f32 splats.
+  Value addDistanceBias(Value s, Value negSlope, Value lanes, Value at);
   /// Runs `body` under `cond` (no results).
   void ifThen(Value cond, function_ref<void()> body);
 };

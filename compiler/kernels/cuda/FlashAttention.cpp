@@ -15,7 +15,7 @@
 // banks and the rows of a warp broadcast.
 //
 // Forward: block (head, query tile of 128 / G rows); over the key tiles of
-// 32 keys in order (under a causal mask only up to the tile's last row),
+// 32 keys in order (only those some row of the tile sees: AttentionMask),
 // staged K and V, the 32 scores of a row in registers, online softmax with
 // the running max m and sum l in f32, acc = alpha * acc + P V. Stores out
 // and lse = m + log l, as the CPU lowering ([b, h, s]).
@@ -24,12 +24,15 @@
 // 1. dQ: block (head, query tile): D = rowsum(dO * O) (stored for step 2),
 //    then over the key tiles: P = exp(scale * q.k - lse), dP = dO.v,
 //    dS = scale * P (dP - D), dQ += dS K.
-// 2. dK, dV: block (head, key tile of 128 / G keys), the thread mapping on
-//    key rows, over the query tiles of 32 queries that see them (staged Q,
-//    dO, lse and D): dV += P^T dO, dK += dS^T Q.
+// 2. dK, dV: block (key/value head, key tile of 128 / G keys), the thread
+//    mapping on key rows, over the query heads sharing the key/value head
+//    (grouped-query attention) in order and their query tiles of 32 queries
+//    that see them (staged Q, dO, lse and D): dV += P^T dO, dK += dS^T Q.
+// Grouped-query attention reads the shared K and V rows in place.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/Alibi.h"
 #include "kernels/cuda/CudaKernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -114,6 +117,7 @@ public:
   }
   Value ult(Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); }
   Value andI(Value x, Value y) { return arith::AndIOp::create(b, l.loc, x, y); }
+  Value orI(Value x, Value y) { return arith::OrIOp::create(b, l.loc, x, y); }
 
   void ifThen(Value cond, function_ref<void()> body) {
     auto ifOp = scf::IfOp::create(b, l.loc, cond, /*withElseRegion=*/false);
@@ -242,19 +246,49 @@ public:
   void barrier() { gpu::BarrierOp::create(b, l.loc); }
 };
 
-/// Key tiles a query tile [first, first + rows) sweeps: all of them, or
-/// under a causal mask those up to its last row's diagonal.
-Value keyTileEnd(KernelBuilder &l, const RowMapping &m, Value keyLen, Value seq,
-                 Value firstRow, bool causal) {
-  Value tiles = l.divUp(keyLen, m.staged);
-  if (!causal)
-    return tiles;
-  Value lastRow =
-      l.sub(l.minIdx(l.add(firstRow, l.index(m.rows)), seq), l.index(1));
-  Value diagonal =
-      l.add(arith::DivUIOp::create(l.b, l.loc, lastRow, l.index(m.staged)),
-            l.index(1));
-  return l.minIdx(tiles, diagonal);
+/// The staged tiles [start, end) of the `len` rows some row of a block
+/// [first, first + rows) (of `blockLen`) of the other operand reaches
+/// (emitTileBand; a block masks per element, so whole tiles do not matter).
+std::pair<Value, Value> tileRange(KernelBuilder &l, const RowMapping &m,
+                                  Value len, Value blockLen, Value first,
+                                  std::optional<int64_t> before,
+                                  std::optional<int64_t> after) {
+  Value last =
+      l.sub(l.minIdx(l.add(first, l.index(m.rows)), blockLen), l.index(1));
+  TileBand band = emitTileBand(l, first, last, len, m.staged, before, after);
+  return {band.start, band.end};
+}
+
+/// -m_h for the (batch * head) index `group` under ALiBi (kernels/Alibi.h),
+/// else null.
+template <typename Problem>
+Value alibiNegSlope(KernelBuilder &l, const Problem &p, Value group) {
+  return p.alibi ? emitAlibiNegSlope(l, group, p.heads) : Value();
+}
+
+/// s - m_h |a - b| for two index values under ALiBi, else s.
+Value withAlibi(KernelBuilder &l, Value s, Value negSlope, Value a, Value b) {
+  if (!negSlope)
+    return s;
+  Value distance = emitDistance(l, l.indexToF32(a), l.indexToF32(b));
+  return math::FmaOp::create(l.b, l.loc, negSlope, distance, s);
+}
+
+/// Whether key `key` is hidden from query `query` (both within bounds).
+Value hiddenKey(KernelBuilder &l, const AttentionMask &mask, Value query,
+                Value key) {
+  Value hidden;
+  auto hide = [&](Value cond) {
+    hidden = hidden ? arith::OrIOp::create(l.b, l.loc, hidden, cond) : cond;
+  };
+  auto cmp = [&](arith::CmpIPredicate pred, Value a, Value b) -> Value {
+    return arith::CmpIOp::create(l.b, l.loc, pred, a, b);
+  };
+  if (std::optional<int64_t> above = mask.above())
+    hide(cmp(arith::CmpIPredicate::ugt, key, l.add(query, l.index(*above))));
+  if (std::optional<int64_t> below = mask.below())
+    hide(cmp(arith::CmpIPredicate::ult, l.add(key, l.index(*below)), query));
+  return hidden;
 }
 
 } // namespace
@@ -276,7 +310,7 @@ void cuda::emitFlashAttention(KernelBuilder &l,
   Value seq = q.dims[2], keyLen = k.dims[2];
 
   RowMapping m(headDim);
-  bool causal = p.causal;
+  const AttentionMask &mask = p.mask;
   double scale = p.scale;
   OpBuilder &b = l.b;
   Location loc = l.loc;
@@ -299,38 +333,52 @@ void cuda::emitFlashAttention(KernelBuilder &l,
         Value rowBase = l.mul(l.add(l.mul(group, seq), rowC), l.index(headDim));
         SmallVector<Value> qRow = e.loadSlice(q.flat, rowBase);
         Value lastKey = l.sub(keyLen, one);
-        // The last key this row sees.
-        Value limit = causal ? l.minIdx(rowC, lastKey) : lastKey;
-        Value kvBase = l.mul(l.mul(group, keyLen), l.index(headDim));
-        Value end = keyTileEnd(l, m, keyLen, seq, firstRow, causal);
+        Value kvBase =
+            l.mul(l.mul(kvGroupOf(l, group, p.heads, p.kvHeads), keyLen),
+                  l.index(headDim));
+        auto [start, end] =
+            tileRange(l, m, keyLen, seq, firstRow, mask.below(), mask.above());
+        Value negSlope = alibiNegSlope(l, p, group);
 
         SmallVector<Value> init{e.f32(kMinusInf), e.f32(0.0)};
         init.append(m.width, e.f32(0.0));
         Value scaleF = e.f32(scale), minusInf = e.f32(kMinusInf);
         SmallVector<Value> state = l.forLoop(
-            l.index(0), end, init,
+            start, end, init,
             [&](Value keyTile, ValueRange st) -> SmallVector<Value> {
               Value j0 = l.mul(keyTile, l.index(m.staged));
               e.stageRows(k.flat, kvBase, j0, keyLen, m.staged, shared[0]);
               e.stageRows(v.flat, kvBase, j0, keyLen, m.staged, shared[1]);
               e.barrier();
-              // Key 0 is in tile 0 and every row sees it: after tile 0 the
-              // max is finite and masked scores give exp(-inf) = 0.
+              // Without a window key 0 is in tile 0 and every row sees it:
+              // after tile 0 the max is finite and masked scores give
+              // exp(-inf) = 0. Under a window a row may see no key of the
+              // first tiles; until it does, the exponentials subtract 0.
               SmallVector<Value> scores;
               Value tileMax = st[0];
               for (int64_t j = 0; j < m.staged; ++j) {
-                Value s = e.mulF(e.dot(qRow, shared[0], j), scaleF);
                 Value key = l.add(j0, l.index(j));
-                s = e.select(e.cmp(arith::CmpIPredicate::ugt, key, limit),
-                             minusInf, s);
+                Value s =
+                    withAlibi(l, e.mulF(e.dot(qRow, shared[0], j), scaleF),
+                              negSlope, key, rowC);
+                Value hidden = e.cmp(arith::CmpIPredicate::ugt, key, lastKey);
+                if (Value byMask = hiddenKey(l, mask, rowC, key))
+                  hidden = e.orI(hidden, byMask);
+                s = e.select(hidden, minusInf, s);
                 scores.push_back(s);
                 tileMax = e.maxF(tileMax, s);
               }
-              Value alpha = e.exp(e.subF(st[0], tileMax));
+              Value ref = tileMax;
+              if (mask.below())
+                ref = e.select(arith::CmpFOp::create(b, loc,
+                                                     arith::CmpFPredicate::OEQ,
+                                                     tileMax, minusInf),
+                               e.f32(0.0), tileMax);
+              Value alpha = e.exp(e.subF(st[0], ref));
               SmallVector<Value> probs;
               Value sum;
               for (Value s : scores) {
-                probs.push_back(e.exp(e.subF(s, tileMax)));
+                probs.push_back(e.exp(e.subF(s, ref)));
                 sum = sum ? e.addF(sum, probs.back()) : probs.back();
               }
               SmallVector<Value> acc;
@@ -373,7 +421,7 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
   Value groups = delta.dims[0];
 
   RowMapping m(headDim);
-  bool causal = p.causal;
+  const AttentionMask &mask = p.mask;
   double scale = p.scale;
   OpBuilder &b = l.b;
   Value one = l.index(1), dh = l.index(headDim);
@@ -410,13 +458,15 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
             [&] { l.store(d, delta.flat, rowIdx); });
         Value rowLse = l.load(lse.flat, rowIdx);
         Value lastKey = l.sub(keyLen, one);
-        Value limit = causal ? l.minIdx(rowC, lastKey) : lastKey;
-        Value kvBase = l.mul(l.mul(group, keyLen), dh);
-        Value end = keyTileEnd(l, m, keyLen, seq, firstRow, causal);
+        Value kvBase =
+            l.mul(l.mul(kvGroupOf(l, group, p.heads, p.kvHeads), keyLen), dh);
+        auto [start, end] =
+            tileRange(l, m, keyLen, seq, firstRow, mask.below(), mask.above());
+        Value negSlope = alibiNegSlope(l, p, group);
         Value scaleF = e.f32(scale), zero = e.f32(0.0);
         SmallVector<Value> init(m.width, zero);
         SmallVector<Value> dqRow = l.forLoop(
-            l.index(0), end, init,
+            start, end, init,
             [&](Value keyTile, ValueRange st) -> SmallVector<Value> {
               Value j0 = l.mul(keyTile, l.index(m.staged));
               e.stageRows(k.flat, kvBase, j0, keyLen, m.staged, shared[0]);
@@ -426,11 +476,15 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
               // serve its dot product and its update, then die.
               SmallVector<Value> acc(st.begin(), st.end());
               for (int64_t j = 0; j < m.staged; ++j) {
-                Value s = e.mulF(e.dot(qRow, shared[0], j), scaleF);
-                Value p = e.exp(e.subF(s, rowLse));
                 Value key = l.add(j0, l.index(j));
-                p = e.select(e.cmp(arith::CmpIPredicate::ugt, key, limit), zero,
-                             p);
+                Value s =
+                    withAlibi(l, e.mulF(e.dot(qRow, shared[0], j), scaleF),
+                              negSlope, key, rowC);
+                Value p = e.exp(e.subF(s, rowLse));
+                Value hidden = e.cmp(arith::CmpIPredicate::ugt, key, lastKey);
+                if (Value byMask = hiddenKey(l, mask, rowC, key))
+                  hidden = e.orI(hidden, byMask);
+                p = e.select(hidden, zero, p);
                 Value dp = e.dot(dOutRow, shared[1], j);
                 Value ds = e.mulF(e.mulF(p, e.subF(dp, d)), scaleF);
                 e.accumulateRow(acc, ds, shared[0], j);
@@ -441,67 +495,88 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
         e.ifThen(valid, [&] { e.storeSlice(dqRow, dq.flat, rowBase); });
       });
 
-  // 2. dK and dV, one block per (head, key tile).
+  // 2. dK and dV, one block per (key/value head, key tile), over the query
+  // heads that share it in order (grouped-query attention: several).
   l.kernelName = name + "_dkv";
   Value keyTiles = l.divUp(keyLen, m.rows);
+  Value kvGroups = l.mul(k.dims[0], k.dims[1]);
+  int64_t groupSize = p.heads / p.kvHeads;
   l.gpuLaunch(
-      {groups, keyTiles}, kThreads, {tile, tile, values, values},
+      {kvGroups, keyTiles}, kThreads, {tile, tile, values, values},
       [&](const KernelBuilder::GpuIds &ids, ValueRange shared) {
         KernelEmitter e(l, m);
         e.setThread(ids.thread);
-        Value group = ids.block[0];
+        Value kvGroup = ids.block[0];
         Value firstKey = l.mul(ids.block[1], l.index(m.rows));
         Value key = l.add(firstKey, e.rowInBlock);
         Value keyC = l.minIdx(key, l.sub(keyLen, one));
-        Value keyBase = l.mul(l.add(l.mul(group, keyLen), keyC), dh);
+        Value keyBase = l.mul(l.add(l.mul(kvGroup, keyLen), keyC), dh);
         SmallVector<Value> kRow = e.loadSlice(k.flat, keyBase);
         SmallVector<Value> vRow = e.loadSlice(v.flat, keyBase);
-        Value queryBase = l.mul(group, seq);
         Value lastQuery = l.sub(seq, one);
-        // Queries before a key do not see it under a causal mask: the
-        // sweep starts at the tile holding the block's first key.
-        Value start = l.index(0);
-        Value end = l.divUp(seq, m.staged);
-        if (causal)
-          start = l.minIdx(
-              arith::DivUIOp::create(b, l.loc, firstKey, l.index(m.staged)),
-              end);
+        // Key j is seen by the queries j - above <= i <= j + below: the
+        // sweep covers the query tiles holding one for some key here.
+        auto [start, end] =
+            tileRange(l, m, seq, keyLen, firstKey, mask.above(), mask.below());
         Value scaleF = e.f32(scale), zero = e.f32(0.0);
+        // The sweep of query head `group`, continuing the sums `init`.
+        auto sweepHead = [&](Value group,
+                             ValueRange init) -> SmallVector<Value> {
+          Value queryBase = l.mul(group, seq);
+          Value negSlope = alibiNegSlope(l, p, group);
+          return l.forLoop(
+              start, end, init,
+              [&](Value queryTile, ValueRange st) -> SmallVector<Value> {
+                Value i0 = l.mul(queryTile, l.index(m.staged));
+                Value rows = l.mul(queryBase, dh);
+                e.stageRows(q.flat, rows, i0, seq, m.staged, shared[0]);
+                e.stageRows(dOut.flat, rows, i0, seq, m.staged, shared[1]);
+                e.stageValues(lse.flat, queryBase, i0, seq, m.staged,
+                              shared[2]);
+                e.stageValues(delta.flat, queryBase, i0, seq, m.staged,
+                              shared[3]);
+                e.barrier();
+                SmallVector<Value> dvRow(st.begin(), st.begin() + m.width);
+                SmallVector<Value> dkRow(st.begin() + m.width, st.end());
+                for (int64_t n = 0; n < m.staged; ++n) {
+                  Value query = l.add(i0, l.index(n));
+                  Value s =
+                      withAlibi(l, e.mulF(e.dot(kRow, shared[0], n), scaleF),
+                                negSlope, query, keyC);
+                  Value p = e.exp(e.subF(s, l.load(shared[2], l.index(n))));
+                  Value hidden =
+                      e.cmp(arith::CmpIPredicate::ugt, query, lastQuery);
+                  if (Value byMask = hiddenKey(l, mask, query, keyC))
+                    hidden = e.orI(hidden, byMask);
+                  p = e.select(hidden, zero, p);
+                  Value dp = e.dot(vRow, shared[1], n);
+                  Value dd = l.load(shared[3], l.index(n));
+                  Value ds = e.mulF(e.mulF(p, e.subF(dp, dd)), scaleF);
+                  e.accumulateRow(dvRow, p, shared[1], n);
+                  e.accumulateRow(dkRow, ds, shared[0], n);
+                }
+                e.barrier();
+                SmallVector<Value> next(dvRow);
+                next.append(dkRow);
+                return next;
+              });
+        };
         SmallVector<Value> init(2 * m.width, zero);
-        SmallVector<Value> st = l.forLoop(
-            start, end, init,
-            [&](Value queryTile, ValueRange st) -> SmallVector<Value> {
-              Value i0 = l.mul(queryTile, l.index(m.staged));
-              Value rows = l.mul(queryBase, dh);
-              e.stageRows(q.flat, rows, i0, seq, m.staged, shared[0]);
-              e.stageRows(dOut.flat, rows, i0, seq, m.staged, shared[1]);
-              e.stageValues(lse.flat, queryBase, i0, seq, m.staged, shared[2]);
-              e.stageValues(delta.flat, queryBase, i0, seq, m.staged,
-                            shared[3]);
-              e.barrier();
-              SmallVector<Value> dvRow(st.begin(), st.begin() + m.width);
-              SmallVector<Value> dkRow(st.begin() + m.width, st.end());
-              for (int64_t n = 0; n < m.staged; ++n) {
-                Value query = l.add(i0, l.index(n));
-                Value s = e.mulF(e.dot(kRow, shared[0], n), scaleF);
-                Value p = e.exp(e.subF(s, l.load(shared[2], l.index(n))));
-                Value hidden =
-                    e.cmp(arith::CmpIPredicate::ugt, query, lastQuery);
-                if (causal)
-                  hidden = arith::OrIOp::create(b, l.loc, hidden,
-                                                e.ult(query, keyC));
-                p = e.select(hidden, zero, p);
-                Value dp = e.dot(vRow, shared[1], n);
-                Value dd = l.load(shared[3], l.index(n));
-                Value ds = e.mulF(e.mulF(p, e.subF(dp, dd)), scaleF);
-                e.accumulateRow(dvRow, p, shared[1], n);
-                e.accumulateRow(dkRow, ds, shared[0], n);
-              }
-              e.barrier();
-              SmallVector<Value> next(dvRow);
-              next.append(dkRow);
-              return next;
-            });
+        SmallVector<Value> st;
+        if (groupSize == 1) {
+          st = sweepHead(kvGroup, init);
+        } else {
+          Value batch =
+              arith::DivUIOp::create(b, l.loc, kvGroup, l.index(p.kvHeads));
+          Value kvHead =
+              arith::RemUIOp::create(b, l.loc, kvGroup, l.index(p.kvHeads));
+          Value firstHead = l.add(l.mul(batch, l.index(p.heads)),
+                                  l.mul(kvHead, l.index(groupSize)));
+          st = l.forLoop(l.index(0), l.index(groupSize), init,
+                         [&](Value r, ValueRange acc) {
+                           return sweepHead(l.add(firstHead, r), acc);
+                         });
+        }
         e.ifThen(e.ult(key, keyLen), [&] {
           e.storeSlice(ArrayRef<Value>(st).take_front(m.width), dv.flat,
                        keyBase);

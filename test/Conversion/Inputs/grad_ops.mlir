@@ -62,6 +62,7 @@ func.func @norm(%params: tensor<?xf32> {tfc.role = "params"},
     -> (tensor<?x?x19xf32> {tfc.role = "y"}, tensor<19xf32> {tfc.role = "y"},
         tensor<19xf32> {tfc.role = "y"}, tensor<?x?x19xf32> {tfc.role = "y"},
         tensor<19xf32> {tfc.role = "y"}, tensor<?x?x23xf32> {tfc.role = "y"},
+        tensor<?x2x?x?xf32> {tfc.role = "y"}, tensor<?x2x?x?xf32> {tfc.role = "y"},
         tensor<?x2x?x?xf32> {tfc.role = "y"}, tensor<?x2x?x?xf32> {tfc.role = "y"})
     attributes {tfc.model = "norm", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
                 tfc.param_count = 1842 : i64, tfc.vocab = 0 : i64} {
@@ -71,7 +72,9 @@ func.func @norm(%params: tensor<?xf32> {tfc.role = "params"},
   %sm = tfc.softmax_grad %p, %dp : tensor<?x?x23xf32>
   %mc = tfc.mask_grad #tfc.mask<causal> %dm : tensor<?x2x?x?xf32>
   %mb = tfc.mask_grad #tfc.mask<bidirectional> %dm : tensor<?x2x?x?xf32>
-  return %ln#0, %ln#1, %ln#2, %rms#0, %rms#1, %sm, %mc, %mb : tensor<?x?x19xf32>, tensor<19xf32>, tensor<19xf32>, tensor<?x?x19xf32>, tensor<19xf32>, tensor<?x?x23xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>
+  %mcw = tfc.mask_grad #tfc.mask<causal> %dm window 3 : tensor<?x2x?x?xf32>
+  %mbw = tfc.mask_grad #tfc.mask<bidirectional> %dm window 2 : tensor<?x2x?x?xf32>
+  return %ln#0, %ln#1, %ln#2, %rms#0, %rms#1, %sm, %mc, %mb, %mcw, %mbw : tensor<?x?x19xf32>, tensor<19xf32>, tensor<19xf32>, tensor<?x?x19xf32>, tensor<19xf32>, tensor<?x?x23xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>
 }
 
 // act'(a) * dy and the gated units' (dgate, dup), every activation kind.

@@ -115,7 +115,8 @@ GRAD_CASES = {
     "norm": (["params", "x", "dy19", "p", "dp", "dm"],
              [("ln_dx", (B, S, D)), ("ln_dg", (D,)), ("ln_db", (D,)),
               ("rms_dx", (B, S, D)), ("rms_dg", (D,)), ("sm", (B, S, Z)),
-              ("causal", (B, 2, S, S)), ("bidir", (B, 2, S, S))]),
+              ("causal", (B, 2, S, S)), ("bidir", (B, 2, S, S)),
+              ("causal_w3", (B, 2, S, S)), ("bidir_w2", (B, 2, S, S))]),
     "act": (["params", "a", "up", "dya"],
             [(f"{k}_{kind}", (B, S, F)) for kind in
              ("relu", "gelu", "gelu_tanh", "silu") for k in ("act",)] +
@@ -394,6 +395,11 @@ def check(d):
     i, j = np.indices((S, S))
     same("mask_grad causal", g("norm", "causal"), np.where(j > i, 0, t64["dm"]))
     same("mask_grad bidirectional", g("norm", "bidir"), t64["dm"])
+    # Sliding windows: i - 3 < j <= i, and |i - j| < 2.
+    same("mask_grad causal window 3", g("norm", "causal_w3"),
+         np.where((j > i) | (j <= i - 3), 0, t64["dm"]))
+    same("mask_grad bidirectional window 2", g("norm", "bidir_w2"),
+         np.where(abs(i - j) >= 2, 0, t64["dm"]))
 
     # Activations and gated units.
     a, up, dya = t["a"], t["up"], t["dya"]

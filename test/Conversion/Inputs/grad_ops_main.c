@@ -31,7 +31,7 @@ static int64_t ws_size;
  * outputs, workspace). */
 int32_t mm_forward(tfc_runtime *, V8, V2, int64_t, int64_t, int64_t);
 int32_t bmm_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
-int32_t norm_forward(tfc_runtime *, V8, V4, V2, V1, int64_t, int64_t, int64_t);
+int32_t norm_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
 int32_t act_forward(tfc_runtime *, V16, V1, int64_t, int64_t, int64_t);
 int32_t heads_forward(tfc_runtime *, V4, V2, int64_t, int64_t, int64_t);
 int32_t rope_forward(tfc_runtime *, V8, V2, V1, int64_t, int64_t, int64_t);
@@ -59,7 +59,7 @@ static int32_t call_bmm(tfc_runtime *rt, void **a, void *ws, int64_t b,
 }
 static int32_t call_norm(tfc_runtime *rt, void **a, void *ws, int64_t b,
                          int64_t s) {
-  return norm_forward(rt, A8(0), A4(8), A2(12), ws, ws_size, b, s);
+  return norm_forward(rt, A16(0), ws, ws_size, b, s);
 }
 static int32_t call_act(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
@@ -91,7 +91,7 @@ static const struct {
 } models[] = {
     {"mm", 9, call_mm, mm_workspace_size},
     {"bmm", 16, call_bmm, bmm_workspace_size},
-    {"norm", 14, call_norm, norm_workspace_size},
+    {"norm", 16, call_norm, norm_workspace_size},
     {"act", 16, call_act, act_workspace_size},
     {"heads", 5, call_heads, heads_workspace_size},
     {"rope", 10, call_rope, rope_workspace_size},

@@ -15,16 +15,19 @@ def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
   let summary = "softmax(mask(scale * Q K^T)) V with its log-sum-exp";
   let description = [{
     With `S = scale * Q K^T` per head (`query` [b, h, s, dh], `key` and
-    `value` [b, h, t, dh]) and the mask applied as `tfc.mask` does (`causal`
-    hides key `j > i` from query `i`):
+    `value` [b, g, t, dh]; g < h is grouped-query attention: query head i
+    reads key/value head i / (h / g), in place) and the mask applied as `tfc.mask` does (`causal`
+    hides key `j > i` from query `i`; a sliding `window` w > 0 the keys with
+    `j <= i - w`, and when bidirectional `j >= i + w`; `alibi` adds
+    tfc.alibi's bias `-m_h |i - j|` to S before the mask):
 
       out[i] = sum_j softmax(S[i])[j] * value[j]     [b, h, s, dh]
       lse[i] = log sum_j exp(S[i, j])                [b, h, s]
 
     The same as `tfc.attention_context(tfc.softmax(tfc.mask(tfc.scale(
     tfc.attention_scores(q, k)))), v)`, computed flash-style: key tiles with
-    an online softmax, no [s, t] buffer, tiles a causal mask hides entirely
-    skipped. `lse` is what the gradient needs to recompute the
+    an online softmax, no [s, t] buffer, tiles the mask or window hides
+    entirely skipped (work O(s * w) under a window, not O(s * t)). `lse` is what the gradient needs to recompute the
     probabilities; a forward-only build that does not read it never stores
     it.
 
@@ -37,10 +40,12 @@ def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
   }];
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key,
                        Tfc_F32Tensor:$value, F64Attr:$scale,
-                       Tfc_MaskKindAttr:$mask);
+                       Tfc_MaskKindAttr:$mask,
+                       Tfc_WindowAttr:$window, UnitAttr:$alibi);
   let results = (outs Tfc_F32Tensor:$out, Tfc_F32Tensor:$lse);
   let assemblyFormat = [{
-    qualified($mask) $query `,` $key `,` $value `scale` $scale attr-dict `:`
+    qualified($mask) $query `,` $key `,` $value `scale` $scale
+    (`window` $window^)? (`alibi` $alibi^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -53,7 +58,9 @@ def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
     with `P = exp(scale * Q K^T - lse)` (masked entries 0),
     `D = rowsum(dO * out)` and `dS = P * (dO V^T - D)`:
 
-      dq = scale * dS K,   dk = scale * dS^T Q,   dv = P^T dO.
+      dq = scale * dS K,   dk = scale * dS^T Q,   dv = P^T dO,
+
+    dk and dv of a shared key/value head summed over its query heads.
 
     `P` is recomputed tile by tile and never stored. Each result element is
     summed by one parallel iteration in a fixed order, so results do not
@@ -67,12 +74,14 @@ def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key,
                        Tfc_F32Tensor:$value, Tfc_F32Tensor:$out,
                        Tfc_F32Tensor:$lse, Tfc_F32Tensor:$out_grad,
-                       F64Attr:$scale, Tfc_MaskKindAttr:$mask);
+                       F64Attr:$scale, Tfc_MaskKindAttr:$mask,
+                       Tfc_WindowAttr:$window, UnitAttr:$alibi);
   let results = (outs Tfc_F32Tensor:$query_grad, Tfc_F32Tensor:$key_grad,
                       Tfc_F32Tensor:$value_grad);
   let assemblyFormat = [{
     qualified($mask) $query `,` $key `,` $value `,` $out `,` $lse `,`
-    $out_grad `scale` $scale attr-dict `:` functional-type(operands, results)
+    $out_grad `scale` $scale (`window` $window^)? (`alibi` $alibi^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

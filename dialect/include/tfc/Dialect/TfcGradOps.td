@@ -144,9 +144,12 @@ def Tfc_SoftmaxGradOp
 
 def Tfc_MaskGradOp : Tfc_Op<"mask_grad", [Pure, SameOperandsAndResultType]> {
   let summary = "the gradient of tfc.mask: zero where the mask wrote -inf";
-  let arguments = (ins Tfc_F32Tensor:$grad, Tfc_MaskKindAttr:$kind);
+  let arguments = (ins Tfc_F32Tensor:$grad, Tfc_MaskKindAttr:$kind,
+                       Tfc_WindowAttr:$window);
   let results = (outs Tfc_F32Tensor:$result);
-  let assemblyFormat = "qualified($kind) $grad attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    qualified($kind) $grad (`window` $window^)? attr-dict `:` type($result)
+  }];
 }
 
 def Tfc_ActivationGradOp

@@ -20,6 +20,9 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Tfc_F32Tensor : RankedTensorOf<[F32]>;
 def Tfc_TokenTensor : RankedTensorOf<[I32]>;
+// A sliding attention window in keys; 0: none.
+def Tfc_WindowAttr : DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
+                                       "0">;
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -186,15 +189,45 @@ def Tfc_ScaleOp : Tfc_Op<"scale", [Pure, DeclareOpInterfaceMethods<Tfc_GradientO
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
 }
 
+def Tfc_AlibiOp : Tfc_Op<"alibi", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
+  let summary = "adds ALiBi's linear distance bias to attention scores [b, h, s, t]";
+  let description = [{
+    `scores[b, h, i, j] - m_h * |i - j|` (Press et al. 2022) with the
+    published slopes for H = dim 1 heads: `m_h = 2^(-8 (h + 1) / H)` when H
+    is a power of two; otherwise, with P the largest power of two below H,
+    the P slopes of P heads followed by every other slope of 2P heads
+    (`2^(-8 (2 (h - P) + 1) / (2 P))` for h >= P). Under a causal mask
+    (`j <= i`) that is the paper's `-m_h (i - j)`; bidirectional attention
+    is biased by the distance either way. The gradient passes through.
+
+    ```mlir
+    %0 = tfc.alibi %s : tensor<?x12x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def Tfc_MaskOp : Tfc_Op<"mask", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "masks attention scores [b, h, s, t]";
   let description = [{
     `causal` sets `scores[..., i, j] = -inf` where `j > i`; `bidirectional`
-    leaves every score as it is.
+    leaves every score as it is. A sliding `window` w > 0 also hides the keys
+    a window leaves out: `j <= i - w` and, when bidirectional, `j >= i + w`
+    (query i sees i - w < j <= i, or |i - j| < w).
+
+    ```mlir
+    %0 = tfc.mask #tfc.mask<causal> %s window 256 : tensor<?x8x?x?xf32>
+    ```
   }];
-  let arguments = (ins Tfc_F32Tensor:$input, Tfc_MaskKindAttr:$kind);
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_MaskKindAttr:$kind,
+                       Tfc_WindowAttr:$window);
   let results = (outs Tfc_F32Tensor:$result);
-  let assemblyFormat = "qualified($kind) $input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    qualified($kind) $input (`window` $window^)? attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 
