@@ -2,6 +2,7 @@
 
 #include "kernels/Alibi.h"
 #include "kernels/Elementwise.h"
+#include "kernels/Math.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -44,11 +45,6 @@ Value mlir::tfc::emitAlibiNegSlope(KernelBuilder &l, Value group,
                                    int64_t heads) {
   Value head = arith::RemUIOp::create(l.b, l.loc, group, l.index(heads));
   return arith::NegFOp::create(l.b, l.loc, emitAlibiSlope(l, head, heads));
-}
-
-Value mlir::tfc::emitDistance(KernelBuilder &l, Value a, Value b) {
-  return math::AbsFOp::create(l.b, l.loc,
-                              arith::SubFOp::create(l.b, l.loc, a, b));
 }
 
 void mlir::tfc::emitAlibiBias(KernelBuilder &l, const Buffer &in,

@@ -21,10 +21,6 @@ Value emitAlibiSlope(KernelBuilder &l, Value head, int64_t heads);
 /// -m_h of head h = group % heads, for `group` an index into batch * heads.
 Value emitAlibiNegSlope(KernelBuilder &l, Value group, int64_t heads);
 
-/// |a - b| of two f32 values (or vectors) as f32: the bias is
-/// -slope * distance.
-Value emitDistance(KernelBuilder &l, Value a, Value b);
-
 /// out = in - m_h * |i - j| over [batch, heads, queries, keys].
 void emitAlibiBias(KernelBuilder &l, const Buffer &in, const Buffer &out,
                    int64_t heads);

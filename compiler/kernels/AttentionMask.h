@@ -36,8 +36,6 @@ struct AttentionMask {
       return window - 1;
     return std::nullopt;
   }
-  /// Whether some key is hidden from some query.
-  bool hidesAny() const { return causal || window > 0; }
 };
 
 /// The tiles of `cols` columns (of `len`) that rows [first, last] of the

@@ -122,3 +122,8 @@ Value mlir::tfc::activationDerivative(KernelBuilder &l, ActivationKind kind,
   }
   llvm_unreachable("unknown activation");
 }
+
+Value mlir::tfc::emitDistance(KernelBuilder &l, Value a, Value b) {
+  return math::AbsFOp::create(l.b, l.loc,
+                              arith::SubFOp::create(l.b, l.loc, a, b));
+}

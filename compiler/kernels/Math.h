@@ -22,6 +22,9 @@ Value constantLike(KernelBuilder &l, Value like, double v);
 /// order is still fixed by the code, so results are deterministic.
 Value reassocAdd(KernelBuilder &l, Value a, Value c);
 
+/// |a - b| of two f32 values or vectors (ALiBi's distance, kernels/Alibi.h).
+Value emitDistance(KernelBuilder &l, Value a, Value b);
+
 /// The activation functions; `x` is an f32 or a vector of f32.
 Value applyActivation(KernelBuilder &l, ActivationKind kind, Value x);
 

@@ -121,3 +121,29 @@ func.func @no_vocab(%p: tensor<?xf32> {tfc.role = "params"}, %t: tensor<?x?xi32>
     attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
   return %x : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Fused attention's kernels need the head counts: the dialect lets both be
+// dynamic, the lowering does not.
+func.func @flash_dynamic_heads(%params: tensor<?xf32> {tfc.role = "params"},
+                               %x: tensor<?x?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  // expected-error @+1 {{'tfc.flash_attention' op needs static query and key head counts}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %x, %x, %x scale 0.5 : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>) -> (tensor<?x?x?x8xf32>, tensor<?x?x?xf32>)
+  return %o : tensor<?x?x?x8xf32>
+}
+
+// -----
+
+func.func @flash_dynamic_head_width(%params: tensor<?xf32> {tfc.role = "params"},
+                                    %x: tensor<?x2x?x?xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x?xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  // expected-error @+1 {{'tfc.flash_attention' op needs a static head width}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %x, %x, %x scale 0.5 : (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?xf32>)
+  return %o : tensor<?x2x?x?xf32>
+}

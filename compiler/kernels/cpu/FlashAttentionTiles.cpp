@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/FlashAttentionTiles.h"
 #include "kernels/Alibi.h"
+#include "kernels/Math.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 

@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/Alibi.h"
+#include "kernels/Math.h"
 #include "kernels/cuda/CudaKernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
