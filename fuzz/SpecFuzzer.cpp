@@ -50,6 +50,7 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.attention.ropeStyle == b.attention.ropeStyle &&
       a.attention.ropeFraction == b.attention.ropeFraction &&
       a.attention.slidingWindow == b.attention.slidingWindow &&
+      a.attention.keyPadding == b.attention.keyPadding &&
       a.embedding.has_value() == b.embedding.has_value() &&
       a.head.has_value() == b.head.has_value() &&
       a.init.scheme == b.init.scheme && a.init.std == b.init.std &&

@@ -19,6 +19,7 @@ std::string roleComment(StringRef role, ShapedType type) {
       llvm::StringSwitch<StringRef>(role)
           .Case("params", "")
           .Case("tokens", "[batch, seq]")
+          .Case("lengths", "[batch], each in [1, seq]")
           .Cases({"x", "y", "d_x", "d_y"}, "[batch, seq, d_model]")
           .Cases({"enc", "d_enc"}, "[batch, enc_seq, d_model]")
           .Case("targets", "[batch, seq], < 0 ignored")
@@ -153,22 +154,27 @@ EntrySignature describeEntryPoints(func::FuncOp model, bool withBackward,
 
   if (!withBackward)
     return s;
-  // Backward, over @NAME_grad(params, d_outputs..., d_params) ->
-  // (d_params, d_inputs...): params, d_outputs, d_inputs, d_params.
+  // Backward, over @NAME_grad(params, passed..., d_outputs..., d_params) ->
+  // (d_params, d_inputs...): params, passed, d_outputs, d_inputs, d_params.
   EntryPoint bwd{EntryKind::Backward, s.model + "_backward", "int32_t", {}};
   bwd.arguments.push_back(context(cuda));
   bwd.arguments.push_back(
       array("params", paramsType, /*written=*/false, argumentSource(0)));
-  for (auto [k, i] : llvm::enumerate(grad.seededResults))
+  unsigned next = 1;
+  for (unsigned i : grad.passedArgs)
+    bwd.arguments.push_back(array(getArgRole(model, i),
+                                  model.getArgumentTypes()[i],
+                                  /*written=*/false, argumentSource(next++)));
+  for (unsigned i : grad.seededResults)
     bwd.arguments.push_back(array(
         mlir::tfc::gradientRole(getResultRole(model, i)),
-        model.getResultTypes()[i], /*written=*/false, argumentSource(1 + k)));
+        model.getResultTypes()[i], /*written=*/false, argumentSource(next++)));
   for (auto [k, i] : llvm::enumerate(grad.differentiatedArgs))
     bwd.arguments.push_back(array(mlir::tfc::gradientRole(getArgRole(model, i)),
                                   model.getArgumentTypes()[i], /*written=*/true,
                                   resultSource(1 + k)));
-  bwd.arguments.push_back(array("d_params", paramsType, /*written=*/true,
-                                argumentSource(1 + grad.seededResults.size())));
+  bwd.arguments.push_back(
+      array("d_params", paramsType, /*written=*/true, argumentSource(next)));
   appendWorkspaceAndSizes(bwd.arguments, s.hasEncoder);
   s.backward = std::move(bwd);
   return s;

@@ -106,6 +106,7 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   define("HAS_HEAD", spec.head.has_value());
   define("HAS_LOSS", loss);
   define("HAS_CROSS", spec.attention.cross);
+  define("HAS_KEY_PADDING", spec.attention.keyPadding);
   define("HAS_BACKWARD", backward);
   define("PARAM_COUNT", layout.total);
   std::vector<ParamTensor> tensors = layout.flatten();

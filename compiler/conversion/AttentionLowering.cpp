@@ -250,9 +250,10 @@ struct AlibiLowering : ShapePreservingLowering<AlibiLowering, AlibiOp> {
 
 struct MaskLowering : ShapePreservingLowering<MaskLowering, MaskOp> {
   LogicalResult emit(MaskOp op, Lowering &l) const {
-    emitMaskCopy(l, l.lookup(op.getInput()), l.lookup(op.getResult()),
-                 attentionMaskOf(op.getKind(), op.getWindow()),
-                 -std::numeric_limits<double>::infinity());
+    emitMaskCopy(
+        l, l.lookup(op.getInput()), l.lookup(op.getResult()),
+        attentionMaskOf(l, op.getKind(), op.getWindow(), op.getLengths()),
+        -std::numeric_limits<double>::infinity());
     return success();
   }
 };

@@ -36,7 +36,7 @@ FlashAttentionProblem problemOf(FlashAttentionOp op, Lowering &l) {
   p.heads = op.getQuery().getType().getDimSize(1);
   p.kvHeads = op.getKey().getType().getDimSize(1);
   p.scale = op.getScale().convertToDouble();
-  p.mask = attentionMaskOf(op.getMask(), op.getWindow());
+  p.mask = attentionMaskOf(l, op.getMask(), op.getWindow(), op.getLengths());
   p.alibi = op.getAlibi();
   return p;
 }
@@ -56,7 +56,7 @@ FlashAttentionGradProblem problemOf(FlashAttentionGradOp op, Lowering &l) {
   p.heads = op.getQuery().getType().getDimSize(1);
   p.kvHeads = op.getKey().getType().getDimSize(1);
   p.scale = op.getScale().convertToDouble();
-  p.mask = attentionMaskOf(op.getMask(), op.getWindow());
+  p.mask = attentionMaskOf(l, op.getMask(), op.getWindow(), op.getLengths());
   p.alibi = op.getAlibi();
   return p;
 }

@@ -390,8 +390,9 @@ struct MaskGradLowering
     : ShapePreservingLowering<MaskGradLowering, MaskGradOp> {
   LogicalResult emit(MaskGradOp op, Lowering &l) const {
     // The entries the mask set to -inf are constants: no gradient flows.
-    emitMaskCopy(l, l.lookup(op.getGrad()), l.lookup(op.getResult()),
-                 attentionMaskOf(op.getKind(), op.getWindow()), 0.0);
+    emitMaskCopy(
+        l, l.lookup(op.getGrad()), l.lookup(op.getResult()),
+        attentionMaskOf(l, op.getKind(), op.getWindow(), op.getLengths()), 0.0);
     return success();
   }
 };

@@ -111,13 +111,37 @@ private:
   /// Forward's compute into the planned buffers.
   LogicalResult emitForwardBody(Lowering &l, ArrayRef<Buffer> inputs,
                                 ArrayRef<Buffer> outputs);
+  /// The workspace words where the argument checks leave the index of the
+  /// first element out of range (-1: none), reserved before forward's
+  /// buffers by every plan of forward; null without the array.
+  struct ArgumentCheckWords {
+    Buffer tokens, lengths;
+  };
+  ArgumentCheckWords allocateArgumentChecks(Lowering &l);
+  /// An i32 array whose every element must lie in [low, high]: token ids in
+  /// [0, vocab), a padded batch's lengths in [1, seq].
+  struct RangeCheck {
+    Value array; // Flat i32 memref.
+    Value count; // Elements to check (index).
+    int64_t low;
+    Value high; // i32.
+    /// The message: index and value of the first bad element, then `shown`.
+    std::string format;
+    Buffer word; // Where the scan leaves its result.
+    const char *kernel;
+    Value shown; // i64; null: none.
+  };
+  RangeCheck lengthsCheck(Lowering &l, Value lengths, Buffer word);
   /// planForward with placeholder user arrays (shapes only): forward's
-  /// allocations (and saved slots) in another function.
-  LogicalResult planForwardOnly(Lowering &l);
-  /// The workspace word where forward's token check leaves the index of the
-  /// first token id outside the vocabulary (-1: none), reserved before
-  /// forward's buffers by every plan of forward; null without tokens.
-  Buffer allocateTokenCheck(Lowering &l);
+  /// allocations (and saved slots) in another function; `words` gets the
+  /// argument checks' words.
+  LogicalResult planForwardOnly(Lowering &l,
+                                ArgumentCheckWords *words = nullptr);
+  /// The checks' scans, then an scf.if yielding the entry's status (i32):
+  /// the caller emits the body in its then region (the builder is after
+  /// it); the else region reports the first failing check.
+  scf::IfOp emitRangeChecks(Lowering &l, abi::EntryPointBuilder &entry,
+                            ArrayRef<RangeCheck> checks);
   LogicalResult planBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
                              Buffer dParams);
   LogicalResult emitBackwardBody(Lowering &l, ArrayRef<Buffer> dInputs);
@@ -263,86 +287,39 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   l.setAllocationPoint(marker);
   bindEntry(l, entry);
   SmallVector<Buffer> inputs, outputs;
-  Value tokens;
+  Value tokens, lengths;
   for (unsigned i : inputArgs) {
     inputs.push_back(userBuffer(l, entry.array({abi::ArraySource::Argument, i}),
                                 iface.argRoles[i],
                                 model.getArgument(i).getType()));
     if (iface.argRoles[i] == "tokens")
       tokens = inputs.back().flat;
+    if (iface.argRoles[i] == "lengths")
+      lengths = inputs.back().flat;
   }
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
     outputs.push_back(
         userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
                    role, model.getResultTypes()[i]));
-  // The plan: the token check's word, then forward's buffers.
-  Buffer tokenCheck = allocateTokenCheck(l);
+  // The plan: the argument checks' words, then forward's buffers.
+  ArgumentCheckWords words = allocateArgumentChecks(l);
   if (failed(planForward(l, inputs, outputs)))
     return failure();
   l.setPhase(Lowering::Phase::Emit);
 
-  // Token ids outside the vocabulary are an argument error, found before any
-  // compute: the loop finds the first one (-1: none).
-  auto i64 = b.getI64Type();
-  Value noBadToken = arith::ConstantIntOp::create(b, loc, -1, 64);
-  Value firstBad = noBadToken;
-  int64_t vocab = 0;
+  SmallVector<RangeCheck> checks;
   if (tokens) {
-    vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
-    Value vocabI32 = arith::ConstantIntOp::create(b, loc, vocab, 32);
-    Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-    // One serial scan in a one-iteration parallel loop (a kernel on CUDA)
-    // whose result the host reads back from the workspace.
-    Buffer result = tokenCheck;
-    l.kernelName = "token_check";
-    l.parallelFor(l.index(1), [&](Value) {
-      Value scan = l.forLoop(
-          l.index(0), l.mul(batch, seq), ValueRange{firstBad},
-          [&](Value i, ValueRange acc) -> SmallVector<Value> {
-            Value id = l.load(tokens, i);
-            Value inRange = arith::AndIOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id,
-                                      zeroI32),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id,
-                                      vocabI32));
-            Value firstHere = arith::AndIOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
-                                      noBadToken),
-                arith::XOrIOp::create(
-                    b, loc, inRange,
-                    arith::ConstantIntOp::create(b, loc, 1, 1)));
-            return {arith::SelectOp::create(
-                b, loc, firstHere, arith::IndexCastOp::create(b, loc, i64, i),
-                acc[0])};
-          })[0];
-      l.store(scan, result.flat, l.index(0));
-    });
-    l.kernelName.clear();
-    firstBad = l.load(result.flat, l.index(0));
+    int64_t vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
+    checks.push_back(
+        {tokens, l.mul(batch, seq), 0,
+         arith::ConstantIntOp::create(b, loc, vocab - 1, 32),
+         llvm::formatv("tokens[%lld] = %lld is outside [0, {0})", vocab).str(),
+         words.tokens, "token_check"});
   }
-  Value tokensOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         firstBad, noBadToken);
-  auto ifTokens = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()}, tokensOk,
-                                    /*withElseRegion=*/true);
-  scf::YieldOp::create(b, loc, ifTokens.getResult(0));
-  b.setInsertionPointToStart(&ifTokens.getElseRegion().front());
-  if (tokens) {
-    Value id = arith::ExtSIOp::create(
-        b, loc, i64,
-        l.load(tokens,
-               arith::IndexCastOp::create(b, loc, b.getIndexType(), firstBad)));
-    std::string format =
-        llvm::formatv("tokens[%lld] = %lld is outside [0, {0})", vocab).str();
-    scf::YieldOp::create(b, loc,
-                         entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT, format,
-                                           {firstBad, id}));
-  } else {
-    scf::YieldOp::create(
-        b, loc, ValueRange{abi::statusConstant(b, loc, TFC_ERR_BAD_ARGUMENT)});
-  }
-  b.setInsertionPointToStart(&ifTokens.getThenRegion().front());
+  if (lengths)
+    checks.push_back(lengthsCheck(l, lengths, words.lengths));
+  scf::IfOp valid = emitRangeChecks(l, entry, checks);
+  b.setInsertionPointToStart(&valid.getThenRegion().front());
   if (failed(emitForwardBody(l, inputs, outputs)))
     return failure();
   scf::YieldOp::create(
@@ -406,7 +383,8 @@ LogicalResult ModelLowering::emitForwardBody(Lowering &l,
   return success();
 }
 
-LogicalResult ModelLowering::planForwardOnly(Lowering &l) {
+LogicalResult ModelLowering::planForwardOnly(Lowering &l,
+                                             ArgumentCheckWords *words) {
   assert(l.phase() == Lowering::Phase::Plan && "a plan emits no compute");
   Interface iface(model);
   SmallVector<Buffer> inputs, outputs;
@@ -416,14 +394,123 @@ LogicalResult ModelLowering::planForwardOnly(Lowering &l) {
           userBuffer(l, Value(), role, model.getArgument(i).getType()));
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
     outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
-  allocateTokenCheck(l);
+  ArgumentCheckWords planned = allocateArgumentChecks(l);
+  if (words)
+    *words = planned;
   return planForward(l, inputs, outputs);
 }
 
-Buffer ModelLowering::allocateTokenCheck(Lowering &l) {
-  if (!llvm::is_contained(Interface(model).argRoles, "tokens"))
-    return Buffer();
-  return l.allocate(l.b.getI64Type(), {l.allocIndex(1)});
+ModelLowering::ArgumentCheckWords
+ModelLowering::allocateArgumentChecks(Lowering &l) {
+  Interface iface(model);
+  ArgumentCheckWords words;
+  auto word = [&] { return l.allocate(l.b.getI64Type(), {l.allocIndex(1)}); };
+  if (llvm::is_contained(iface.argRoles, "tokens"))
+    words.tokens = word();
+  if (llvm::is_contained(iface.argRoles, "lengths"))
+    words.lengths = word();
+  return words;
+}
+
+ModelLowering::RangeCheck
+ModelLowering::lengthsCheck(Lowering &l, Value lengths, Buffer word) {
+  Value seq64 = arith::IndexCastOp::create(l.b, l.loc, l.b.getI64Type(), seq);
+  Value seq32 = arith::TruncIOp::create(l.b, l.loc, l.b.getI32Type(), seq64);
+  return {lengths,
+          batch,
+          1,
+          seq32,
+          "lengths[%lld] = %lld is outside [1, %lld]",
+          word,
+          "lengths_check",
+          seq64};
+}
+
+scf::IfOp ModelLowering::emitRangeChecks(Lowering &l,
+                                         abi::EntryPointBuilder &entry,
+                                         ArrayRef<RangeCheck> checks) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  auto i64 = b.getI64Type();
+  Value none = arith::ConstantIntOp::create(b, loc, -1, 64);
+  // One serial scan per array in a one-iteration parallel loop (a kernel on
+  // CUDA) finds the first element out of range (-1: none); the host reads
+  // it back from the workspace.
+  SmallVector<Value> firstBad;
+  for (const RangeCheck &check : checks) {
+    l.kernelName = check.kernel;
+    l.parallelFor(l.index(1), [&](Value) {
+      Value low = arith::ConstantIntOp::create(b, loc, check.low, 32);
+      Value high = check.high;
+      Value scan = l.forLoop(
+          l.index(0), check.count, ValueRange{none},
+          [&](Value i, ValueRange acc) -> SmallVector<Value> {
+            Value v = l.load(check.array, i);
+            Value inRange = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v,
+                                      low),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, v,
+                                      high));
+            Value firstHere = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
+                                      none),
+                arith::XOrIOp::create(
+                    b, loc, inRange,
+                    arith::ConstantIntOp::create(b, loc, 1, 1)));
+            return {arith::SelectOp::create(
+                b, loc, firstHere, arith::IndexCastOp::create(b, loc, i64, i),
+                acc[0])};
+          })[0];
+      l.store(scan, check.word.flat, l.index(0));
+    });
+    l.kernelName.clear();
+    firstBad.push_back(l.load(check.word.flat, l.index(0)));
+  }
+  Value allOk;
+  for (Value bad : firstBad) {
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bad, none);
+    allOk = allOk ? arith::AndIOp::create(b, loc, allOk, ok).getResult() : ok;
+  }
+  if (!allOk)
+    allOk = arith::ConstantIntOp::create(b, loc, 1, 1);
+  auto valid = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()}, allOk,
+                                 /*withElseRegion=*/true);
+  scf::YieldOp::create(b, loc, valid.getResult(0));
+  // Otherwise the first failing check, in argument order, reports (the
+  // last one without asking: every other passed).
+  b.setInsertionPointToStart(&valid.getElseRegion().front());
+  if (checks.empty()) {
+    scf::YieldOp::create(
+        b, loc, ValueRange{abi::statusConstant(b, loc, TFC_ERR_BAD_ARGUMENT)});
+    return valid;
+  }
+  for (auto [k, check, bad] : llvm::enumerate(checks, firstBad)) {
+    scf::IfOp failed;
+    if (k + 1 < checks.size()) {
+      failed = scf::IfOp::create(
+          b, loc, TypeRange{b.getI32Type()},
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bad, none),
+          /*withElseRegion=*/true);
+      scf::YieldOp::create(b, loc, failed.getResult(0));
+      b.setInsertionPointToStart(&failed.getThenRegion().front());
+    }
+    Value v = arith::ExtSIOp::create(
+        b, loc, i64,
+        l.load(check.array,
+               arith::IndexCastOp::create(b, loc, b.getIndexType(), bad)));
+    SmallVector<Value> values{bad, v};
+    if (check.shown)
+      values.push_back(check.shown);
+    scf::YieldOp::create(
+        b, loc,
+        entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT, check.format, values));
+    if (failed)
+      b.setInsertionPointToStart(&failed.getElseRegion().front());
+  }
+  return valid;
 }
 
 LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
@@ -445,15 +532,21 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Value paramCount = bindEntry(l, entry);
 
   // Forward's plan: the saved slots are where forward left them, and
-  // backward's own buffers come after forward's.
-  if (failed(planForwardOnly(l)))
+  // backward's own buffers come after forward's. Backward checks its
+  // lengths in the word forward checked them in.
+  ArgumentCheckWords words;
+  if (failed(planForwardOnly(l, &words)))
     return failure();
 
   SmallVector<Buffer> dOutputs, dInputs;
-  for (unsigned i : dOutputArgs)
+  Value lengths;
+  for (unsigned i : dOutputArgs) {
     dOutputs.push_back(
         userBuffer(l, entry.array({abi::ArraySource::Argument, i}),
                    iface.argRoles[i], grad.getArgument(i).getType()));
+    if (iface.argRoles[i] == "lengths")
+      lengths = dOutputs.back().flat;
+  }
   for (unsigned k = 0; k < numDInputs; ++k)
     dInputs.push_back(
         userBuffer(l, entry.array({abi::ArraySource::Result, 1 + k}),
@@ -467,6 +560,11 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   if (failed(planBackward(l, dOutputs, dParams)))
     return failure();
   l.setPhase(Lowering::Phase::Emit);
+  SmallVector<RangeCheck> checks;
+  if (lengths)
+    checks.push_back(lengthsCheck(l, lengths, words.lengths));
+  scf::IfOp valid = emitRangeChecks(l, entry, checks);
+  b.setInsertionPointToStart(&valid.getThenRegion().front());
   if (failed(emitBackwardBody(l, dInputs)))
     return failure();
   // The written arrays: the d_inputs (results 1...) and d_params.

@@ -29,4 +29,5 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateLossHeadLowerings(set);
   populateFlashAttentionLowerings(set);
   populateRopeLowerings(set);
+  populatePaddingLowerings(set);
 }

@@ -99,14 +99,18 @@ void populateResidualNormLowerings(OpLoweringSet &set);
 void populateLossHeadLowerings(OpLoweringSet &set);
 void populateFlashAttentionLowerings(OpLoweringSet &set);
 void populateRopeLowerings(OpLoweringSet &set);
+void populatePaddingLowerings(OpLoweringSet &set);
 
 /// Every tfc op's lowering. The lowerings are the same for every target;
 /// the kernels they ask for are the target's (Lowering::kernels()).
 void populateTfcLowerings(OpLoweringSet &set);
 
-/// The keys an op's mask kind and sliding window hide, as kernels take it.
-inline AttentionMask attentionMaskOf(MaskKind kind, uint64_t window) {
-  return AttentionMask{kind == MaskKind::causal, static_cast<int64_t>(window)};
+/// The keys an op's mask kind, sliding window and a padded batch's lengths
+/// (null: none) hide, as kernels take it.
+inline AttentionMask attentionMaskOf(Lowering &l, MaskKind kind,
+                                     uint64_t window, Value lengths) {
+  return AttentionMask{kind == MaskKind::causal, static_cast<int64_t>(window),
+                       lengths ? l.lookup(lengths).flat : Value()};
 }
 
 } // namespace mlir::tfc

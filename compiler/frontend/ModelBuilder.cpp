@@ -99,6 +99,7 @@ private:
   Location file;
   Location loc;
   Value params, layer, encoder;
+  Value lengths; // [batch] with attention.key_padding.
 };
 
 Value ModelBuilder::param(const ParamTensor &t, Value layerIndex) {
@@ -213,12 +214,14 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix) {
   int64_t window = self && spec.attention.slidingWindow < spec.model.maxSeq
                        ? spec.attention.slidingWindow
                        : 0;
-  if (causal || window)
+  // A right-padded batch hides its padding from every self-attention query.
+  Value padding = self ? lengths : Value();
+  if (causal || window || padding)
     scores =
         mlir::tfc::MaskOp::create(b, loc, scores,
                                   causal ? mlir::tfc::MaskKind::causal
                                          : mlir::tfc::MaskKind::bidirectional,
-                                  window);
+                                  window, padding);
   Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
   Value context = mlir::tfc::AttentionContextOp::create(
       b, loc, perHead(heads, dh), probs, v);
@@ -300,6 +303,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   SmallVector<StringRef> inputRoles{"params"};
   inputs.push_back(spec.embedding ? Type(tokensType) : activations(d));
   inputRoles.push_back(spec.embedding ? "tokens" : "x");
+  if (spec.attention.keyPadding) {
+    inputs.push_back(RankedTensorType::get({dyn}, b.getI32Type()));
+    inputRoles.push_back("lengths");
+  }
   if (spec.attention.cross) {
     inputs.push_back(activations(d));
     inputRoles.push_back("enc");
@@ -351,9 +358,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   unsigned next = 1;
   Value h = spec.embedding ? embed(entry->getArgument(next++))
                            : entry->getArgument(next++);
+  if (spec.attention.keyPadding)
+    lengths = entry->getArgument(next++);
   if (spec.attention.cross)
     encoder = entry->getArgument(next++);
   Value targets = loss ? entry->getArgument(next++) : Value();
+  // The loss of a padded batch counts the valid positions only.
+  if (targets && lengths)
+    targets = mlir::tfc::IgnorePaddingOp::create(b, loc, targets, lengths);
 
   // The depth loop: the block body once, indexed by the layer.
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
@@ -373,6 +385,12 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   if (spec.norm.final)
     h = norm(h, "final_norm", /*global=*/true);
+  // Padded positions' outputs are zero; zeroing the hidden state before the
+  // head (which has no bias) zeroes their logits as well.
+  if (lengths) {
+    Part part(*this, "padding");
+    h = mlir::tfc::ZeroPaddingOp::create(b, loc, h, lengths);
+  }
   SmallVector<Value> results;
   if (spec.head) {
     Part part(*this, "head");

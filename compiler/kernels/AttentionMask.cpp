@@ -5,6 +5,15 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
+Value AttentionMask::keyLength(KernelBuilder &l, Value batch,
+                               Value keys) const {
+  if (!lengths)
+    return keys;
+  Value length = arith::IndexCastOp::create(l.b, l.loc, l.b.getIndexType(),
+                                            l.load(lengths, batch));
+  return l.minIdx(keys, length);
+}
+
 TileBand mlir::tfc::emitTileBand(KernelBuilder &l, Value first, Value last,
                                  Value len, int64_t cols,
                                  std::optional<int64_t> before,

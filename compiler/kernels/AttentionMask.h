@@ -5,6 +5,7 @@
 // keys j < keyLen with i - below <= j <= i + above, each bound present only
 // when the mask closes that side. Causal closes above at 0; a sliding
 // window w closes below at w - 1 and, when bidirectional, above at w - 1.
+// keyLen is the keys' count, or in a right-padded batch the row's length.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,13 @@ namespace mlir::tfc {
 struct AttentionMask {
   bool causal = false;
   int64_t window = 0; // 0: no window.
+  /// A right-padded batch's lengths ([batch] i32 memref; null: none): batch
+  /// row b has keys j < lengths[b] only.
+  Value lengths;
+
+  /// The keys batch row `batch` has: `keys`, or fewer when padded. The
+  /// entry points checked every length is in [1, seq].
+  Value keyLength(KernelBuilder &l, Value batch, Value keys) const;
 
   /// How far before query i its first visible key lies, if bounded.
   std::optional<int64_t> below() const {

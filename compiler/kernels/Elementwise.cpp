@@ -49,9 +49,18 @@ void mlir::tfc::emitMaskCopy(KernelBuilder &l, const Buffer &in,
   Value queries = in.dims[in.dims.size() - 2];
   Value keys = in.dims.back();
   Value fillValue = l.f32(fill);
-  l.parallelFor(rowCount(l, in), [&](Value row) {
+  Value rows = rowCount(l, in);
+  // A padded batch's rows of one batch entry: rows / batch.
+  Value rowsPerBatch =
+      mask.lengths ? arith::DivUIOp::create(b, loc, rows, in.dims[0]) : Value();
+  l.parallelFor(rows, [&](Value row) {
     Value i = arith::RemUIOp::create(b, loc, row, queries);
     Value base = l.mul(row, keys);
+    Value keyLen =
+        mask.lengths
+            ? mask.keyLength(
+                  l, arith::DivUIOp::create(b, loc, row, rowsPerBatch), keys)
+            : Value();
     l.forLoop(l.index(0), keys, [&](Value j) {
       Value x = l.load(in.flat, l.add(base, j));
       Value hidden;
@@ -64,9 +73,35 @@ void mlir::tfc::emitMaskCopy(KernelBuilder &l, const Buffer &in,
       if (std::optional<int64_t> below = mask.below())
         hide(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                    l.add(j, l.index(*below)), i));
+      if (keyLen)
+        hide(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j,
+                                   keyLen));
       if (hidden)
         x = arith::SelectOp::create(b, loc, hidden, fillValue, x);
       l.store(x, out.flat, l.add(base, j));
+    });
+  });
+}
+
+void mlir::tfc::emitPaddedFill(KernelBuilder &l, const Buffer &in,
+                               const Buffer &out, Value lengths, Value fill) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value seq = in.dims[1];
+  Value width = l.product(ArrayRef<Value>(in.dims).drop_front(2));
+  l.parallelFor(l.mul(in.dims[0], seq), [&](Value row) {
+    Value batch = arith::DivUIOp::create(b, loc, row, seq);
+    Value position = arith::RemUIOp::create(b, loc, row, seq);
+    Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                              l.load(lengths, batch));
+    Value padded = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         position, length);
+    Value base = l.mul(row, width);
+    l.forLoop(l.index(0), width, [&](Value k) {
+      Value idx = l.add(base, k);
+      l.store(
+          arith::SelectOp::create(b, loc, padded, fill, l.load(in.flat, idx)),
+          out.flat, idx);
     });
   });
 }

@@ -34,6 +34,12 @@ void emitCopy(KernelBuilder &l, Value src, Value dst, Value numel);
 void emitMaskCopy(KernelBuilder &l, const Buffer &in, const Buffer &out,
                   const AttentionMask &mask, double fill);
 
+/// out = in over [batch, seq, ...] with `fill` (of the element type) at the
+/// positions i >= lengths[b] of a right-padded batch (`lengths`: [batch]
+/// i32).
+void emitPaddedFill(KernelBuilder &l, const Buffer &in, const Buffer &out,
+                    Value lengths, Value fill);
+
 } // namespace mlir::tfc
 
 #endif // TFC_KERNELS_ELEMENTWISE_H

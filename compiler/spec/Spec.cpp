@@ -251,7 +251,8 @@ std::string printSpec(const Spec &s) {
                    "rope_fraction = {}\n",
                    tomlFloat(a.ropeTheta), toString(a.ropeStyle),
                    tomlFloat(a.ropeFraction));
-  fmt::format_to(it, "sliding_window = {}\n", a.slidingWindow);
+  fmt::format_to(it, "sliding_window = {}\nkey_padding = {}\n", a.slidingWindow,
+                 tomlBool(a.keyPadding));
 
   if (s.embedding)
     fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",

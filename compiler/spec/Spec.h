@@ -108,6 +108,10 @@ struct AttentionSpec {
   /// Self-attention only: query i sees the keys i - w < j <= i (causal) or
   /// |i - j| < w (bidirectional); 0: no window.
   int64_t slidingWindow = 0;
+  /// Right-padded batches: forward and backward take `lengths` [batch];
+  /// self-attention hides keys j >= lengths[b], the model's output is zero
+  /// at those positions and the loss ignores them.
+  bool keyPadding = false;
   /// The rotating dims of a head: int(ropeFraction * headDim), truncated as
   /// in Hugging Face's GPT-NeoX and Phi.
   int64_t rotaryDim() const;
@@ -215,9 +219,10 @@ struct WorkspaceBuild {
 /// F = d_ff, H = n_heads,
 /// S = max_seq, B = max_batch, V = vocab if there is a [head] (else 0), c = 2
 /// with cross-attention (else 1), P = paramCount, L = depth with backward
-/// (else 1), A = 1 with unfused attention (else 0):
+/// (else 1), A = 1 with unfused attention (else 0), K = 1 with key padding
+/// (else 0):
 ///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + A*10*c*H*S*S
-///   outside blocks:    S * (8*d + 4*V)
+///   outside blocks:    S * (8*d + 4*V + K*(2*d + 2))
 ///   scratch:           8*P + 2^20
 ///   bytes = 4 * (B * (L * per_block + outside) + scratch)
 /// Measured (docs/limits.md) against NAME_workspace_size: saved activations

@@ -53,7 +53,8 @@ const std::vector<SectionSchema> &schema() {
       {"ffn", {"activation", "multiple_of"}},
       {"attention",
        {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
-        "rope_theta", "rope_style", "rope_fraction", "sliding_window"}},
+        "rope_theta", "rope_style", "rope_fraction", "sliding_window",
+        "key_padding"}},
       {"embedding", {"vocab", "positions"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -310,6 +311,7 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readFloat(attention, "rope_fraction", spec.attention.ropeFraction);
   readInt(attention, "sliding_window", spec.attention.slidingWindow,
           Limits::maxSeq, false, /*zeroMeansOff=*/true);
+  readBool(attention, "key_padding", spec.attention.keyPadding);
 
   Section embedding = section(root, "embedding", false);
   if (embedding.table) {

@@ -103,7 +103,11 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
                        : Checked(10 * attentions) * h * seq * seq;
   int64_t liveBlocks = build.backward ? s.model.depth : 1;
   Checked perBlock = Checked(seq) * perToken + scores;
-  Checked outside = Checked(seq) * (Checked(8) * d + Checked(4) * vocab);
+  // Key padding: the zeroed hidden state and its gradient, the ignored
+  // targets and their saved copy.
+  int64_t padding = s.attention.keyPadding ? 2 * d + 2 : 0;
+  Checked outside =
+      Checked(seq) * (Checked(8) * d + Checked(4) * vocab + Checked(padding));
   int64_t params;
   bool counted = checkedParamCount(s, params);
   Checked scratch = Checked(8) * params + Checked(1 << 20);

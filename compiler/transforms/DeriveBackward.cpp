@@ -52,7 +52,10 @@ private:
 
   func::FuncOp forward;
   OpBuilder b;
-  Value params;  // Backward argument: the parameters.
+  Value params; // Backward argument: the parameters.
+  /// Forward arguments backward takes too -> backward's arguments (valid in
+  /// every scope).
+  llvm::DenseMap<Value, Value> passed;
   Value dParams; // The current version of the d_params tensor.
   Scope *scope = nullptr;
   Operation *current = nullptr; // The op being differentiated.
@@ -86,6 +89,8 @@ int64_t BackwardBuilder::slotFor(Value value) {
 }
 
 Value BackwardBuilder::primal(Value value) {
+  if (Value known = passed.lookup(value))
+    return known;
   if (Value known = scope->primals.lookup(value))
     return known;
   Value result;
@@ -240,12 +245,17 @@ LogicalResult BackwardBuilder::build() {
            << name << "_grad";
   auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
 
-  // Signature (GradientInterface): params, the seeded outputs' gradients,
-  // d_params; results: d_params, then the inputs' gradients (d_x / d_enc).
+  // Signature (GradientInterface): params, the passed arguments, the seeded
+  // outputs' gradients, d_params; results: d_params, then the inputs'
+  // gradients (d_x / d_enc).
   GradientInterface iface = getGradientInterface(forward);
   Type paramsType = forward.getArgument(iface.paramsArg).getType();
   SmallVector<Type> argTypes{paramsType};
   SmallVector<std::string> argRoles{"params"};
+  for (unsigned i : iface.passedArgs) {
+    argTypes.push_back(forward.getArgument(i).getType());
+    argRoles.push_back(getArgRole(forward, i).str());
+  }
   for (unsigned i : iface.seededResults) {
     argTypes.push_back(forward.getResultTypes()[i]);
     argRoles.push_back(gradientRole(getResultRole(forward, i)));
@@ -278,10 +288,13 @@ LogicalResult BackwardBuilder::build() {
   Scope top;
   scope = &top;
   top.primals[forward.getArgument(iface.paramsArg)] = params;
+  for (auto [k, i] : llvm::enumerate(iface.passedArgs))
+    passed[forward.getArgument(i)] = entry->getArgument(1 + k);
 
   // Seed the output gradients.
+  unsigned firstSeed = 1 + iface.passedArgs.size();
   for (auto [k, i] : llvm::enumerate(iface.seededResults))
-    grads[ret.getOperand(i)] = entry->getArgument(1 + k);
+    grads[ret.getOperand(i)] = entry->getArgument(firstSeed + k);
   for (unsigned i : iface.lossResults) {
     auto type = cast<RankedTensorType>(ret.getOperand(i).getType());
     grads[ret.getOperand(i)] = arith::ConstantOp::create(

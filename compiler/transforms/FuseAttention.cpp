@@ -49,9 +49,11 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
     Value scores = softmax.getInput();
     MaskKind mask = MaskKind::bidirectional;
     uint64_t window = 0;
+    Value lengths; // A right-padded batch's.
     if (auto maskOp = singleUseProducer<MaskOp>(scores, chain)) {
       mask = maskOp.getKind();
       window = maskOp.getWindow();
+      lengths = maskOp.getLengths();
       scores = maskOp.getInput();
     }
     bool alibi = false;
@@ -97,7 +99,7 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
         value, rewriter.getF64FloatAttr(scale.convertToDouble()),
         MaskKindAttr::get(rewriter.getContext(), mask),
         rewriter.getI64IntegerAttr(static_cast<int64_t>(window)),
-        alibi ? rewriter.getUnitAttr() : UnitAttr());
+        alibi ? rewriter.getUnitAttr() : UnitAttr(), lengths);
     markFused(fused, "attention");
     rewriter.replaceOp(context, fused.getOut());
     // The rest of the chain is dead now, innermost user first.

@@ -69,7 +69,7 @@ static void collectNames(Location loc, SmallVectorImpl<std::string> &names) {
 
 /// What a fused op keeps of the pieces it replaced that changes its work:
 /// fused attention's shared key/value heads (read in place), sliding window
-/// (which skips whole key tiles) and ALiBi's bias.
+/// and key padding (which skip whole key tiles) and ALiBi's bias.
 template <typename FlashOp> static std::string attentionDetail(FlashOp op) {
   SmallVector<std::string> parts;
   int64_t heads = op.getQuery().getType().getDimSize(1);
@@ -81,6 +81,8 @@ template <typename FlashOp> static std::string attentionDetail(FlashOp op) {
     parts.push_back("window " + std::to_string(window));
   if (op.getAlibi())
     parts.push_back("alibi");
+  if (op.getLengths())
+    parts.push_back("key padding");
   return parts.empty() ? "" : " [" + llvm::join(parts, ", ") + "]";
 }
 

@@ -14,7 +14,9 @@ def TfcDeriveBackward : Pass<"tfc-derive-backward", "ModuleOp"> {
     `tfc.save = slot` in the forward function (on the op, the function
     argument, or `tfc.save_iter_arg` on the depth loop) and read back in the
     backward function with `tfc.saved slot [layer]`; parameter gradients are
-    accumulated into the d_params tensor with `tfc.param_grad`.
+    accumulated into the d_params tensor with `tfc.param_grad`. Arguments
+    backward takes again (a padded batch's `tfc.role = "lengths"`) follow
+    `params` in `@NAME_grad`'s signature and are read there directly.
 
     Before:
     ```mlir

@@ -31,7 +31,8 @@ LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b,
       getValue().getType(), context.primal(getQuery()),
       context.primal(getKey()), context.primal(getValue()),
       context.primal(getOut()), context.primal(getLse()), dOut, getScaleAttr(),
-      getMaskAttr(), getWindowAttr(), getAlibiAttr());
+      getMaskAttr(), getWindowAttr(), getAlibiAttr(),
+      getLengths() ? context.primal(getLengths()) : Value());
   // The backward op belongs to the same fusion: one switch turns both off.
   if (Attribute fused = (*this)->getAttr(kFused))
     grads->setAttr(kFused, fused);

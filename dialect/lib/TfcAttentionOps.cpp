@@ -73,9 +73,14 @@ LogicalResult verifyAttentionShapes(Operation *op, Value query, Value key,
 } // namespace
 
 LogicalResult FlashAttentionOp::verify() {
-  return verifyAttentionShapes(*this, getQuery(), getKey(), getValue(),
-                               getOut(), getLse(),
-                               getScale().convertToDouble());
+  if (failed(verifyAttentionShapes(*this, getQuery(), getKey(), getValue(),
+                                   getOut(), getLse(),
+                                   getScale().convertToDouble())))
+    return failure();
+  if (getLengths())
+    return verifyDims(*this, getLengths(), "lengths", 1, {0}, getQuery(),
+                      "query", {0});
+  return success();
 }
 
 LogicalResult FlashAttentionGradOp::verify() {
@@ -93,5 +98,8 @@ LogicalResult FlashAttentionGradOp::verify() {
       failed(verifyDims(*this, getValueGrad(), "value_grad", 4, {0, 1, 2, 3},
                         getValue(), "value", {0, 1, 2, 3})))
     return failure();
+  if (getLengths())
+    return verifyDims(*this, getLengths(), "lengths", 1, {0}, getQuery(),
+                      "query", {0});
   return success();
 }

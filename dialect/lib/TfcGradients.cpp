@@ -174,10 +174,25 @@ LogicalResult ScaleOp::buildGradients(OpBuilder &b, GradientContext &context) {
   return success();
 }
 
+/// A padded batch's lengths, as backward reads them; null without.
+static Value primalLengths(GradientContext &context, Value lengths) {
+  return lengths ? context.primal(lengths) : Value();
+}
+
 LogicalResult MaskOp::buildGradients(OpBuilder &b, GradientContext &context) {
   if (Value dy = outputGrad(context))
-    context.addGrad(getInput(), MaskGradOp::create(b, getLoc(), dy, getKind(),
-                                                   getWindow()));
+    context.addGrad(getInput(),
+                    MaskGradOp::create(b, getLoc(), dy, getKind(), getWindow(),
+                                       primalLengths(context, getLengths())));
+  return success();
+}
+
+LogicalResult ZeroPaddingOp::buildGradients(OpBuilder &b,
+                                            GradientContext &context) {
+  if (Value dy = outputGrad(context))
+    context.addGrad(
+        getInput(),
+        ZeroPaddingOp::create(b, getLoc(), dy, context.primal(getLengths())));
   return success();
 }
 

@@ -69,6 +69,7 @@ struct RoleRule {
   enum Shape {
     Flat,     // tensor<?xf32>: the parameter buffer (and its gradient).
     TokenIds, // tensor<?x?xi32>: [batch, seq].
+    Lengths,  // tensor<?xi32>: [batch], a padded batch's lengths.
     Ranked    // Any ranked tensor.
   } shape;
 };
@@ -79,6 +80,7 @@ RoleRule ruleFor(StringRef role) {
       .Case("params", R{R::Argument, R::Flat})
       .Case("d_params", R{R::Both, R::Flat})
       .Cases({"tokens", "targets"}, R{R::Argument, R::TokenIds})
+      .Case("lengths", R{R::Argument, R::Lengths})
       .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Ranked})
       .Cases({"y", "logits", "loss", "d_x", "d_enc"}, R{R::Result, R::Ranked})
       .Default(R{R::Both, R::Ranked});
@@ -96,6 +98,9 @@ bool hasShape(Type type, RoleRule::Shape shape) {
   case RoleRule::TokenIds:
     return element.isSignlessInteger(32) && tensor.getRank() == 2 &&
            tensor.isDynamicDim(0) && tensor.isDynamicDim(1);
+  case RoleRule::Lengths:
+    return element.isSignlessInteger(32) && tensor.getRank() == 1 &&
+           tensor.isDynamicDim(0);
   case RoleRule::Ranked:
     return true;
   }
@@ -108,6 +113,8 @@ StringRef describeShape(RoleRule::Shape shape) {
     return "tensor<?xf32>";
   case RoleRule::TokenIds:
     return "tensor<?x?xi32>";
+  case RoleRule::Lengths:
+    return "tensor<?xi32>";
   case RoleRule::Ranked:
     return "ranked tensor";
   }

@@ -331,11 +331,44 @@ LogicalResult AlibiOp::verify() {
   return success();
 }
 
-LogicalResult MaskOp::verify() {
-  if (getInput().getType().getRank() < 2)
-    return emitOpError("input must have rank >= 2, got rank ")
-           << getInput().getType().getRank();
+/// `lengths` [batch] of a right-padded batch agrees with dimension 0 of
+/// `batched`.
+static LogicalResult verifyLengths(Operation *op, Value lengths, Value batched,
+                                   StringRef batchedName) {
+  int64_t batch = tensorType(batched).getDimSize(0);
+  int64_t n = tensorType(lengths).getDimSize(0);
+  if (!dimsAgree(n, batch))
+    return op->emitOpError("lengths has ")
+           << n << " elements, expected " << batch << " (" << batchedName
+           << " dimension 0, the batch)";
   return success();
+}
+
+LogicalResult MaskOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (rank < 2)
+    return emitOpError("input must have rank >= 2, got rank ") << rank;
+  if (!getLengths())
+    return success();
+  if (rank < 3)
+    return emitOpError("input must have rank >= 3 with lengths (batch, ..., "
+                       "query, key), got rank ")
+           << rank;
+  return verifyLengths(*this, getLengths(), getInput(), "input");
+}
+
+LogicalResult ZeroPaddingOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (rank < 2)
+    return emitOpError("input must have rank >= 2 (batch, seq, ...), got rank ")
+           << rank;
+  return verifyLengths(*this, getLengths(), getInput(), "input");
+}
+
+LogicalResult IgnorePaddingOp::verify() {
+  if (failed(verifyRank(*this, getTargets(), "targets", 2)))
+    return failure();
+  return verifyLengths(*this, getLengths(), getTargets(), "targets");
 }
 
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,8 @@ tfc::GradientInterface tfc::getGradientInterface(FunctionOpInterface model) {
       iface.paramsArg = i;
     else if (role == "x" || role == "enc")
       iface.differentiatedArgs.push_back(i);
+    else if (role == "lengths")
+      iface.passedArgs.push_back(i);
   }
   for (unsigned i = 0, e = model.getNumResults(); i < e; ++i)
     if (getResultRole(model, i) == "loss")

@@ -166,13 +166,13 @@ func.func @lm(%params: tensor<?xf32> {tfc.role = "params"},
 // with a message naming the first bad one (-1: none). The scan is a
 // one-iteration parallel loop (a kernel on CUDA) that leaves its result in
 // a workspace word the host reads.
+// CHECK:           %[[LAST:.*]] = arith.constant 15 : i32
 // CHECK:           %[[NONE:.*]] = arith.constant -1 : i64
-// CHECK:           %[[VOCAB:.*]] = arith.constant 16 : i32
 // CHECK:           scf.parallel
 // CHECK:             %[[SCAN:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[NONE]]) -> (i64) {
 // CHECK:               %[[ID:.*]] = memref.load %[[TOKM]][%{{.*}}] : memref<?xi32>
 // CHECK-DAG:           arith.cmpi sge, %[[ID]], %{{.*}} : i32
-// CHECK-DAG:           arith.cmpi slt, %[[ID]], %[[VOCAB]] : i32
+// CHECK-DAG:           arith.cmpi sle, %[[ID]], %[[LAST]] : i32
 // CHECK:             memref.store %[[SCAN]], %[[SLOT:.*]][%{{.*}}] : memref<?xi64>
 // CHECK:           %[[FIRST:.*]] = memref.load %[[SLOT]][%{{.*}}] : memref<?xi64>
 // CHECK:           %[[ALL:.*]] = arith.cmpi eq, %[[FIRST]], %[[NONE]] : i64

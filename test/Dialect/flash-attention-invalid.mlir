@@ -169,3 +169,19 @@ func.func @kv_heads_dynamic(%q: tensor<2x6x5x4xf32>, %kv: tensor<2x?x7x4xf32>) {
   %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x6x5x4xf32>, tensor<2x?x7x4xf32>, tensor<2x?x7x4xf32>) -> (tensor<2x6x5x4xf32>, tensor<2x6x5xf32>)
   return
 }
+
+// -----
+
+func.func @lengths_batch(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %len: tensor<3xi32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op lengths dimension 0 (3) does not match query dimension 0 (2)}}
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %kv, %kv lengths %len scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<3xi32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_lengths_batch(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>, %len: tensor<1xi32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op lengths dimension 0 (1) does not match query dimension 0 (2)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q lengths %len scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>, tensor<1xi32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
+  return
+}

@@ -49,3 +49,15 @@ func.func @grouped(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
   %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %k, %v, %o, %l, %do scale 0.125 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?xf32>, tensor<?x8x?x64xf32>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
   return
 }
+
+// A right-padded batch: the lengths follow the operands.
+// CHECK-LABEL: func.func @padded(
+// CHECK:         %[[O:.*]], %[[L:.*]] = tfc.flash_attention #tfc.mask<bidirectional> %arg0, %arg1, %arg2 lengths %arg4 scale 1.250000e-01 window 4 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?xi32>) -> (tensor<?x8x?x64xf32>, tensor<?x8x?xf32>)
+// CHECK:         tfc.flash_attention_grad #tfc.mask<bidirectional> %arg0, %arg1, %arg2, %[[O]], %[[L]], %arg3 lengths %arg4 scale 1.250000e-01 window 4 : ({{.*}}, tensor<?xi32>) -> (
+func.func @padded(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
+                  %v: tensor<?x2x?x64xf32>, %do: tensor<?x8x?x64xf32>,
+                  %len: tensor<?xi32>) {
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %q, %k, %v lengths %len scale 0.125 window 4 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?xi32>) -> (tensor<?x8x?x64xf32>, tensor<?x8x?xf32>)
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<bidirectional> %q, %k, %v, %o, %l, %do lengths %len scale 0.125 window 4 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?xf32>, tensor<?x8x?x64xf32>, tensor<?xi32>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
+  return
+}

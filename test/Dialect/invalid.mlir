@@ -810,3 +810,69 @@ func.func @rope_types(%q: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
   %0 = "tfc.rope"(%q) {theta = 10000.0 : f64, rotary_dim = 8 : i64, style = #tfc.rope_style<half>} : (tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
 }
+
+// -----
+
+// A padded batch's lengths: one per batch row, i32, and the masked scores
+// need a batch dimension.
+func.func @mask_lengths_batch(%s: tensor<2x2x?x?xf32>, %len: tensor<3xi32>) -> tensor<2x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.mask' op lengths has 3 elements, expected 2 (input dimension 0, the batch)}}
+  %0 = tfc.mask #tfc.mask<bidirectional> %s lengths %len : tensor<2x2x?x?xf32>, tensor<3xi32>
+  return %0 : tensor<2x2x?x?xf32>
+}
+
+// -----
+
+func.func @mask_lengths_rank(%s: tensor<?x?xf32>, %len: tensor<?xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'tfc.mask' op input must have rank >= 3 with lengths (batch, ..., query, key), got rank 2}}
+  %0 = tfc.mask #tfc.mask<causal> %s lengths %len : tensor<?x?xf32>, tensor<?xi32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @mask_lengths_f32(%s: tensor<?x2x?x?xf32>, %len: tensor<?xf32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.mask' op operand #1 must be 1D tensor of 32-bit signless integer values, but got 'tensor<?xf32>'}}
+  %0 = tfc.mask #tfc.mask<causal> %s lengths %len : tensor<?x2x?x?xf32>, tensor<?xf32>
+  return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @mask_grad_lengths_type(%s: tensor<?x2x?x?xf32>, %len: tensor<?x?xi32>) -> tensor<?x2x?x?xf32> {
+  // expected-error @+1 {{'tfc.mask_grad' op operand #1 must be 1D tensor of 32-bit signless integer values, but got 'tensor<?x?xi32>'}}
+  %0 = tfc.mask_grad #tfc.mask<causal> %s lengths %len : tensor<?x2x?x?xf32>, tensor<?x?xi32>
+  return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+func.func @zero_padding_rank(%x: tensor<?xf32>, %len: tensor<?xi32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'tfc.zero_padding' op input must have rank >= 2 (batch, seq, ...), got rank 1}}
+  %0 = tfc.zero_padding %x, %len : tensor<?xf32>, tensor<?xi32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @zero_padding_batch(%x: tensor<4x?x8xf32>, %len: tensor<2xi32>) -> tensor<4x?x8xf32> {
+  // expected-error @+1 {{'tfc.zero_padding' op lengths has 2 elements, expected 4 (input dimension 0, the batch)}}
+  %0 = tfc.zero_padding %x, %len : tensor<4x?x8xf32>, tensor<2xi32>
+  return %0 : tensor<4x?x8xf32>
+}
+
+// -----
+
+func.func @ignore_padding_rank(%t: tensor<?x?x?xi32>, %len: tensor<?xi32>) -> tensor<?x?x?xi32> {
+  // expected-error @+1 {{'tfc.ignore_padding' op targets must have rank 2, got rank 3}}
+  %0 = tfc.ignore_padding %t, %len : tensor<?x?x?xi32>, tensor<?xi32>
+  return %0 : tensor<?x?x?xi32>
+}
+
+// -----
+
+func.func @ignore_padding_batch(%t: tensor<3x?xi32>, %len: tensor<5xi32>) -> tensor<3x?xi32> {
+  // expected-error @+1 {{'tfc.ignore_padding' op lengths has 5 elements, expected 3 (targets dimension 0, the batch)}}
+  %0 = tfc.ignore_padding %t, %len : tensor<3x?xi32>, tensor<5xi32>
+  return %0 : tensor<3x?xi32>
+}

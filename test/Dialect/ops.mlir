@@ -72,6 +72,23 @@ func.func @attention(%x: tensor<?x?x16xf32>, %enc: tensor<?x?x16xf32>) -> tensor
   return %y : tensor<?x?x16xf32>
 }
 
+// A right-padded batch: keys past each row's length are masked, the
+// outputs there zeroed, the targets there ignored.
+// CHECK-LABEL: func.func @padding
+// CHECK:         %[[M:.*]] = tfc.mask #tfc.mask<bidirectional> %arg0 lengths %arg3 window 2 : tensor<?x2x?x?xf32>, tensor<?xi32>
+// CHECK:         tfc.mask_grad #tfc.mask<causal> %[[M]] lengths %arg3 : tensor<?x2x?x?xf32>, tensor<?xi32>
+// CHECK:         tfc.zero_padding %arg1, %arg3 : tensor<?x?x16xf32>, tensor<?xi32>
+// CHECK:         tfc.ignore_padding %arg2, %arg3 : tensor<?x?xi32>, tensor<?xi32>
+func.func @padding(%s: tensor<?x2x?x?xf32>, %h: tensor<?x?x16xf32>,
+                   %t: tensor<?x?xi32>, %len: tensor<?xi32>)
+    -> (tensor<?x2x?x?xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>) {
+  %m = tfc.mask #tfc.mask<bidirectional> %s lengths %len window 2 : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %g = tfc.mask_grad #tfc.mask<causal> %m lengths %len : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %z = tfc.zero_padding %h, %len : tensor<?x?x16xf32>, tensor<?xi32>
+  %i = tfc.ignore_padding %t, %len : tensor<?x?xi32>, tensor<?xi32>
+  return %g, %z, %i : tensor<?x2x?x?xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>
+}
+
 // Grouped-query attention: 4 query heads share 2 K/V heads.
 // CHECK-LABEL: func.func @head_groups
 // CHECK:         %[[R:.*]] = tfc.repeat_heads %{{.*}} : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>

@@ -62,6 +62,26 @@ func.func @window(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// A padded batch: backward takes the lengths again, after params, and the
+// gradient reads them there (forward saves no copy of them).
+// CHECK-LABEL: func.func @padded(
+// CHECK-SAME:      %{{.*}}: tensor<?xi32> {tfc.role = "lengths"}
+// CHECK-NOT:       tfc.save =
+// CHECK-LABEL: func.func @padded_grad(
+// CHECK-SAME:      %{{.*}}: tensor<?xf32> {tfc.role = "params"}, %[[LEN:.*]]: tensor<?xi32> {tfc.role = "lengths"}, %[[DY:.*]]: tensor<?x2x?x4xf32> {tfc.role = "d_y"}, %{{.*}}: tensor<?xf32> {tfc.role = "d_params"})
+// CHECK:         tfc.flash_attention_grad #tfc.mask<bidirectional> {{.*}}, %[[DY]] lengths %[[LEN]] scale 5.000000e-01 :
+func.func @padded(%params: tensor<?xf32> {tfc.role = "params"},
+                  %x: tensor<?x2x?x4xf32> {tfc.role = "x"},
+                  %len: tensor<?xi32> {tfc.role = "lengths"})
+    -> (tensor<?x2x?x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "padded", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %o, %l = tfc.flash_attention #tfc.mask<bidirectional> %x, %x, %x lengths %len scale 0.5 : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?xi32>) -> (tensor<?x2x?x4xf32>, tensor<?x2x?xf32>)
+  return %o : tensor<?x2x?x4xf32>
+}
+
+// -----
+
 // An unused output gets no gradient: no gradient op, nothing saved.
 // CHECK-LABEL: func.func @unused(
 // CHECK-NOT:     tfc.save

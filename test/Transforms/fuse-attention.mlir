@@ -125,6 +125,22 @@ func.func @alibi(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
 
 // -----
 
+// A padded batch's lengths move in with the mask.
+// CHECK-LABEL: func.func @padded(
+// CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %arg0, %arg1, %arg2 lengths %arg3 scale 5.000000e-01 window 3 {tfc.fused = "attention"} : ({{.*}}, tensor<?xi32>) -> (
+// CHECK-NEXT:    return
+func.func @padded(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                  %v: tensor<?x2x?x8xf32>, %len: tensor<?xi32>) -> tensor<?x2x?x8xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<bidirectional> %t lengths %len window 3 : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o : tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // Neither scale nor mask: scale 1, bidirectional. An explicit
 // bidirectional mask is the same.
 // CHECK-LABEL: func.func @bare(

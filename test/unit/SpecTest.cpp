@@ -850,6 +850,21 @@ TEST(SpecTest, SlidingWindow) {
       "limit of 1048576");
 }
 
+TEST(SpecTest, KeyPadding) {
+  // BERT's padded batches: a bool, off by default, no parameters.
+  Spec s = parseOk(minimal("[attention]\nkey_padding = true\n"));
+  EXPECT_TRUE(s.attention.keyPadding);
+  EXPECT_FALSE(parseOk(minimal()).attention.keyPadding);
+  EXPECT_EQ(paramCount(s), paramCount(parseOk(minimal())));
+  EXPECT_NE(printSpec(s).find("key_padding = true\n"), std::string::npos);
+  EXPECT_EQ(parseFails(minimal("[attention]\nkey_padding = 1\n")).str(),
+            "test.toml:6:15: error: 'attention.key_padding' must be a boolean "
+            "(true or false), not an integer");
+  EXPECT_EQ(parseFails(minimal("[attention]\nkey_padding = \"yes\"\n")).str(),
+            "test.toml:6:15: error: 'attention.key_padding' must be a boolean "
+            "(true or false), not a string");
+}
+
 TEST(SpecTest, Alibi) {
   // BLOOM's positions: no parameters of their own, no RoPE keys.
   Spec s = parseOk(minimal("[attention]\npositions = \"alibi\"\n"));

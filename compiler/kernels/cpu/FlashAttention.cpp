@@ -13,8 +13,8 @@
 //    rows. The sweep covers only the key tiles some row of the tile sees
 //    (AttentionMask): under a causal mask it stops at the diagonal, under a
 //    sliding window it starts at the window's edge, so a window of w keys
-//    costs O(s * w). Only the tiles that cross an edge (or the end of the
-//    keys) pay for masking.
+//    costs O(s * w); in a padded batch it stops at the row's length. Only
+//    the tiles that cross an edge (or the end of the keys) pay for masking.
 // 3. out = O / l, lse = m + log l.
 //
 // Without a window key tile 0 holds key 0, which every query sees: after it
@@ -88,10 +88,13 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
 
   Value cols = l.index(t.cols), dh = l.index(headDim);
   Value one = l.index(1);
-  Value lastKey = l.sub(keyLen, one);
   l.parallelFor(iterations, [&](Value it) {
     Value group = arith::DivUIOp::create(b, loc, it, blocks);
     Value block = arith::RemUIOp::create(b, loc, it, blocks);
+    // The keys this batch row has (fewer than keyLen when padded).
+    Value validKeys = p.mask.keyLength(
+        l, arith::DivUIOp::create(b, loc, group, l.index(p.heads)), keyLen);
+    Value lastKey = l.sub(validKeys, one);
     Value probs = l.mul(it, l.index(perIteration));
     Value accBase = l.add(probs, l.index(t.rows * t.cols));
     Value queryTile = l.add(accBase, l.index(t.rows * t.paddedHeadDim()));
@@ -126,7 +129,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
       // The key tiles some row sees, and those every row sees wholly.
       Value lastRow = l.sub(l.minIdx(l.add(i0, l.index(t.rows)), seq), one);
       TileBand band =
-          emitTileBand(l, i0, lastRow, keyLen, t.cols, below, above);
+          emitTileBand(l, i0, lastRow, validKeys, t.cols, below, above);
 
       // State: the running max m and sum l, one lane per row, so that the
       // rescale factors of all rows take one vector exp.
@@ -189,7 +192,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
               Value lNew = e.fma(state[1], alpha, e.fromRows(rowSums, 0.0));
               Value count = cols;
               if (masked)
-                count = l.minIdx(cols, l.sub(keyLen, j0));
+                count = l.minIdx(cols, l.sub(validKeys, j0));
               e.accumulateRows(scratch.flat, accBase, rowAlpha, scratch.flat,
                                probs, v.flat, l.mul(l.add(keyBase, j0), dh),
                                count);

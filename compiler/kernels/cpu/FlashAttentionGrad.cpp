@@ -10,8 +10,9 @@
 // 1. One parallel iteration per (batch * head): per tile of `rows` keys, in
 //    order, over the query tiles that see them (AttentionMask: from the
 //    diagonal on under a causal mask, up to the window's edge under a
-//    sliding window), recompute P^T = exp(scale * K Q^T - lse) and
-//    dP^T = V dO^T in registers, then dV += P^T dO and dK += dS^T Q in
+//    sliding window; in a padded batch the keys past a row's length are
+//    skipped and get zero gradients), recompute P^T = exp(scale * K Q^T - lse)
+//    and dP^T = V dO^T in registers, then dV += P^T dO and dK += dS^T Q in
 //    scratch rows, and dQ += dS K into the head's dq rows. Only this
 //    iteration writes them, in key-tile order: every sum has one order.
 //
@@ -148,16 +149,35 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
       for (int64_t vec = 0; vec < t.headVecs; ++vec)
         e.storeHeadVector(zero, dq, row, vec);
     });
-    l.forLoop(l.index(0), l.divUp(p.keyLen, t.rows), [&](Value tile) {
+    // A padded batch row's keys past its length get no gradient; the sweep
+    // stops at its length.
+    Value validKeys = p.mask.keyLength(
+        l, arith::DivUIOp::create(b, loc, group, l.index(p.heads)), p.keyLen);
+    if (p.mask.lengths)
+      l.forLoop(validKeys, p.keyLen, [&](Value key) {
+        Value row = l.mul(l.add(l.mul(group, p.keyLen), key), dh);
+        for (int64_t vec = 0; vec < t.headVecs; ++vec) {
+          e.storeHeadVector(zero, dk, row, vec);
+          e.storeHeadVector(zero, dv, row, vec);
+        }
+      });
+    l.forLoop(l.index(0), l.divUp(validKeys, t.rows), [&](Value tile) {
       Value j0 = l.mul(tile, l.index(t.rows));
       SmallVector<Value> outBase, exists, queryFloor, queryCeil, keyAt;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value key = l.add(j0, l.index(r));
-        exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, p.keyLen));
+        exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, validKeys));
         outBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), key), dh));
-        // The first and last queries that see key `key`.
-        queryFloor.push_back(e.splatIndex(
-            above ? l.subOrZero(key, l.index(*above)) : l.index(0)));
+        // The first and last queries that see key `key`; a padded key none
+        // (its floor past the last query).
+        Value floor = above ? l.subOrZero(key, l.index(*above)) : l.index(0);
+        if (p.mask.lengths)
+          floor = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key,
+                                    validKeys),
+              floor, p.seq);
+        queryFloor.push_back(e.splatIndex(floor));
         queryCeil.push_back(below ? e.splatIndex(l.minIdx(
                                         l.add(key, l.index(*below)), lastQuery))
                                   : querySplatLast);
@@ -229,9 +249,16 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
       // The query tiles that see a key of the tile, and those whose
       // queries all see all of them (the rest are masked: a query outside
       // a key's range, or past the end).
-      Value lastKey =
-          l.sub(l.minIdx(l.add(j0, l.index(t.rows)), p.keyLen), one);
+      Value tileEnd = l.add(j0, l.index(t.rows));
+      Value lastKey = l.sub(l.minIdx(tileEnd, validKeys), one);
       TileBand band = emitTileBand(l, j0, lastKey, p.seq, t.cols, above, below);
+      // A tile that holds padded keys is masked throughout.
+      if (p.mask.lengths)
+        band.fullEnd = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, tileEnd,
+                                  validKeys),
+            band.fullStart, band.fullEnd);
       auto sweep = [&](Value from, Value to, bool masked) {
         l.forLoop(from, to, [&](Value panel) { body(panel, masked); });
       };

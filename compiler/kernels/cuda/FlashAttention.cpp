@@ -333,12 +333,15 @@ void cuda::emitFlashAttention(KernelBuilder &l,
         Value rowC = l.minIdx(row, l.sub(seq, one));
         Value rowBase = l.mul(l.add(l.mul(group, seq), rowC), l.index(headDim));
         SmallVector<Value> qRow = e.loadSlice(q.flat, rowBase);
-        Value lastKey = l.sub(keyLen, one);
+        // The keys this batch row has (fewer than keyLen when padded).
+        Value validKeys = mask.keyLength(
+            l, arith::DivUIOp::create(b, loc, group, l.index(p.heads)), keyLen);
+        Value lastKey = l.sub(validKeys, one);
         Value kvBase =
             l.mul(l.mul(kvGroupOf(l, group, p.heads, p.kvHeads), keyLen),
                   l.index(headDim));
-        auto [start, end] =
-            tileRange(l, m, keyLen, seq, firstRow, mask.below(), mask.above());
+        auto [start, end] = tileRange(l, m, validKeys, seq, firstRow,
+                                      mask.below(), mask.above());
         Value negSlope = alibiNegSlope(l, p, group);
 
         SmallVector<Value> init{e.f32(kMinusInf), e.f32(0.0)};
@@ -458,11 +461,14 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
             e.andI(valid, e.cmp(arith::CmpIPredicate::eq, e.lane, l.index(0))),
             [&] { l.store(d, delta.flat, rowIdx); });
         Value rowLse = l.load(lse.flat, rowIdx);
-        Value lastKey = l.sub(keyLen, one);
+        Value validKeys = mask.keyLength(
+            l, arith::DivUIOp::create(b, l.loc, group, l.index(p.heads)),
+            keyLen);
+        Value lastKey = l.sub(validKeys, one);
         Value kvBase =
             l.mul(l.mul(kvGroupOf(l, group, p.heads, p.kvHeads), keyLen), dh);
-        auto [start, end] =
-            tileRange(l, m, keyLen, seq, firstRow, mask.below(), mask.above());
+        auto [start, end] = tileRange(l, m, validKeys, seq, firstRow,
+                                      mask.below(), mask.above());
         Value negSlope = alibiNegSlope(l, p, group);
         Value scaleF = e.f32(scale), zero = e.f32(0.0);
         SmallVector<Value> init(m.width, zero);
@@ -519,6 +525,20 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
         // sweep covers the query tiles holding one for some key here.
         auto [start, end] =
             tileRange(l, m, seq, keyLen, firstKey, mask.above(), mask.below());
+        // A padded batch row's keys past its length are seen by no query:
+        // their gradients are 0, and a tile of only those sweeps nothing.
+        Value padded;
+        if (mask.lengths) {
+          Value validKeys = mask.keyLength(
+              l, arith::DivUIOp::create(b, l.loc, kvGroup, l.index(p.kvHeads)),
+              keyLen);
+          padded = e.cmp(arith::CmpIPredicate::uge, keyC, validKeys);
+          end = arith::SelectOp::create(
+              b, l.loc,
+              arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::uge,
+                                    firstKey, validKeys),
+              start, end);
+        }
         Value scaleF = e.f32(scale), zero = e.f32(0.0);
         // The sweep of query head `group`, continuing the sums `init`.
         auto sweepHead = [&](Value group,
@@ -549,6 +569,8 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
                       e.cmp(arith::CmpIPredicate::ugt, query, lastQuery);
                   if (Value byMask = hiddenKey(l, mask, query, keyC))
                     hidden = e.orI(hidden, byMask);
+                  if (padded)
+                    hidden = e.orI(hidden, padded);
                   p = e.select(hidden, zero, p);
                   Value dp = e.dot(vRow, shared[1], n);
                   Value dd = l.load(shared[3], l.index(n));

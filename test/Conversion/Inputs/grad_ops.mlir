@@ -77,6 +77,27 @@ func.func @norm(%params: tensor<?xf32> {tfc.role = "params"},
   return %ln#0, %ln#1, %ln#2, %rms#0, %rms#1, %sm, %mc, %mb, %mcw, %mbw : tensor<?x?x19xf32>, tensor<19xf32>, tensor<19xf32>, tensor<?x?x19xf32>, tensor<19xf32>, tensor<?x?x23xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>
 }
 
+// A right-padded batch: the masks with lengths (forward and gradient), the
+// zeroed positions (tfc.zero_padding, its own gradient) and the ignored
+// targets.
+func.func @pad(%params: tensor<?xf32> {tfc.role = "params"},
+               %len: tensor<?xi32> {tfc.role = "lengths"},
+               %dm: tensor<?x2x?x?xf32> {tfc.role = "x"},
+               %x: tensor<?x?x19xf32> {tfc.role = "x"},
+               %t: tensor<?x?xi32> {tfc.role = "targets"})
+    -> (tensor<?x2x?x?xf32> {tfc.role = "y"}, tensor<?x2x?x?xf32> {tfc.role = "y"},
+        tensor<?x2x?x?xf32> {tfc.role = "y"}, tensor<?x?x19xf32> {tfc.role = "y"},
+        tensor<?x?xi32> {tfc.role = "y"})
+    attributes {tfc.model = "pad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1842 : i64, tfc.vocab = 0 : i64} {
+  %m = tfc.mask #tfc.mask<bidirectional> %dm lengths %len window 2 : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %gc = tfc.mask_grad #tfc.mask<causal> %dm lengths %len : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %gb = tfc.mask_grad #tfc.mask<bidirectional> %dm lengths %len window 2 : tensor<?x2x?x?xf32>, tensor<?xi32>
+  %z = tfc.zero_padding %x, %len : tensor<?x?x19xf32>, tensor<?xi32>
+  %i = tfc.ignore_padding %t, %len : tensor<?x?xi32>, tensor<?xi32>
+  return %m, %gc, %gb, %z, %i : tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x?x19xf32>, tensor<?x?xi32>
+}
+
 // act'(a) * dy and the gated units' (dgate, dup), every activation kind.
 func.func @act(%params: tensor<?xf32> {tfc.role = "params"},
                %a: tensor<?x?x37xf32> {tfc.role = "x"},

@@ -77,6 +77,8 @@ def inputs():
     t["targets"] = targets.astype(i32)
     t["none"] = np.where(np.arange(B * S).reshape(B, S) % 2, -1, V).astype(i32)
     t["dloss"] = np.array(1.7, dtype=f32)
+    # A right-padded batch: row 0 whole, row 1 padded after 3 positions.
+    t["lengths"] = np.array([S, 3], dtype=i32)
     for name in ("q", "k", "v", "do"):
         t[name] = n(B, H, S, DH).astype(f32)
     t["ds"] = n(B, H, S, S).astype(f32)
@@ -127,6 +129,9 @@ GRAD_CASES = {
     "rope": (["params", "rq", "rk", "rdy"],
              [(name, (B, RH, S, RDH)) for name in ("half", "inter", "far", "inv")] +
              [("scores0", (B, RH, S, S)), ("scores3000", (B, RH, S, S))]),
+    "pad": (["params", "lengths", "dm", "dy19", "targets"],
+            [("mask", (B, 2, S, S)), ("causal", (B, 2, S, S)),
+             ("bidir_w2", (B, 2, S, S)), ("zero", (B, S, D)), ("ignored", (B, S))]),
     "emb": (["params", "tokens", "ids", "dye", "logits", "targets", "none",
              "dloss"],
             [("de", (V, D)), ("dclamp", (V, D)), ("dpos", (P, D)),
@@ -400,6 +405,31 @@ def check(d):
          np.where((j > i) | (j <= i - 3), 0, t64["dm"]))
     same("mask_grad bidirectional window 2", g("norm", "bidir_w2"),
          np.where(abs(i - j) >= 2, 0, t64["dm"]))
+
+    # A padded batch: keys j >= lengths[b] hidden from every query of row b
+    # (on top of the mask and window), positions i >= lengths[b] zeroed, their
+    # targets ignored (-1).
+    lengths = t64["lengths"]
+    padded_key = (np.arange(S)[None, :] >= lengths[:, None])[:, None, None, :]
+    padded_row = np.arange(S)[None, :] >= lengths[:, None]  # [B, S]
+    dm = t64["dm"]
+    same("mask bidirectional window 2 lengths", g("pad", "mask"),
+         np.where((abs(i - j) >= 2) | padded_key, -np.inf, dm))
+    same("mask_grad causal lengths", g("pad", "causal"),
+         np.where((j > i) | padded_key, 0, dm))
+    same("mask_grad bidirectional window 2 lengths", g("pad", "bidir_w2"),
+         np.where((abs(i - j) >= 2) | padded_key, 0, dm))
+    zero = np.where(padded_row[..., None], 0, t64["dy19"])
+    same("zero_padding", g("pad", "zero"), zero)
+    # Linear: its gradient is itself, sum(zero_padding(x + h v) * dy) moves
+    # by <zero_padding(dy), v>.
+    dy = t["u19"]
+    formula("zero_padding", np.where(padded_row[..., None], 0, dy),
+            fd(lambda v: (np.where(padded_row[..., None], 0, v) * dy).sum(),
+               t["dy19"]))
+    report("ignore_padding", np.array_equal(
+        g("pad", "ignored").view(i32),
+        np.where(padded_row, -1, t64["targets"]).astype(i32)), "bitwise")
 
     # Activations and gated units.
     a, up, dya = t["a"], t["up"], t["dya"]

@@ -33,6 +33,7 @@
 #define HAS_HEAD MACRO(_HAS_HEAD)
 #define HAS_LOSS MACRO(_HAS_LOSS)
 #define HAS_CROSS MACRO(_HAS_CROSS)
+#define HAS_KEY_PADDING MACRO(_HAS_KEY_PADDING)
 #define OUT_WIDTH (HAS_HEAD ? MACRO(_VOCAB) : D_MODEL)
 
 /* Odd sizes by default, so that no thread count divides the rows evenly;
@@ -87,6 +88,12 @@ static int32_t run(tfc_runtime *rt, int variant, uint64_t *hashes) {
 #else
   float *in = floats(rows * D_MODEL, seed++);
 #endif
+#if HAS_KEY_PADDING
+  /* Row 0 full, the others shorter: padded keys, zeroed outputs. */
+  int32_t *lengths = check_alloc(malloc(sizeof(int32_t) * (size_t)B));
+  for (int64_t b = 0; b < B; ++b)
+    lengths[b] = (int32_t)(SEQ - (b * 3) % SEQ);
+#endif
 #if HAS_CROSS
   float *enc = floats(enc_rows * D_MODEL, seed++);
   float *d_enc = floats(enc_rows * D_MODEL, 0);
@@ -112,6 +119,9 @@ static int32_t run(tfc_runtime *rt, int variant, uint64_t *hashes) {
   void *ws = check_alloc(aligned_alloc(64, ((size_t)ws_bytes + 63) / 64 * 64));
 
   int32_t status = FN(_forward)(rt, params, in,
+#if HAS_KEY_PADDING
+                                lengths,
+#endif
 #if HAS_CROSS
                                 enc,
 #endif
@@ -130,6 +140,9 @@ static int32_t run(tfc_runtime *rt, int variant, uint64_t *hashes) {
   );
   if (status == TFC_OK)
     status = FN(_backward)(rt, params,
+#if HAS_KEY_PADDING
+                           lengths,
+#endif
 #if !HAS_LOSS
                            d_out,
 #endif
@@ -163,6 +176,9 @@ static int32_t run(tfc_runtime *rt, int variant, uint64_t *hashes) {
 #if HAS_CROSS
   hashes[H_D_ENC] = fnv(d_enc, sizeof(float) * enc_rows * D_MODEL);
   free(enc), free(d_enc);
+#endif
+#if HAS_KEY_PADDING
+  free(lengths);
 #endif
   free(in), free(out), free(d_params), free(ws);
   return status;

@@ -31,7 +31,8 @@ int main(void) {
   long long scores = FUSED_ATTENTION ? 0 : 10 * c * h * s * s;
   long long perBlock = s * (c * (64 * d + 128 * h) + 16 * f) + scores;
   long long live = K(_HAS_BACKWARD) ? depth : 1;
-  long long outside = s * (8 * d + 4 * v);
+  long long padding = K(_HAS_KEY_PADDING) ? 2 * d + 2 : 0;
+  long long outside = s * (8 * d + 4 * v + padding);
   long long bound = 4 * (b * (live * perBlock + outside) + 8 * p + (1 << 20));
 #if K(_HAS_CROSS)
   long long workspace = (long long)FN(_workspace_size)(b, s, s);

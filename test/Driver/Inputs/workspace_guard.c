@@ -44,6 +44,7 @@
 #define HAS_HEAD MACRO(_HAS_HEAD)
 #define HAS_LOSS MACRO(_HAS_LOSS)
 #define HAS_CROSS MACRO(_HAS_CROSS)
+#define HAS_KEY_PADDING MACRO(_HAS_KEY_PADDING)
 #define HAS_BACKWARD MACRO(_HAS_BACKWARD)
 #define OUT_WIDTH (HAS_HEAD ? MACRO(_VOCAB) : D_MODEL)
 
@@ -139,6 +140,12 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
     targets[i] = i % 5 == 4 ? -1 : (int32_t)((i * 11 + 1) % MACRO(_VOCAB));
   float loss = 0.0f;
 #endif
+#if HAS_KEY_PADDING
+  /* The last row padded when it can be: its keys' tiles are skipped. */
+  int32_t *lengths = check_alloc(malloc(sizeof(int32_t) * (size_t)B));
+  for (int64_t b = 0; b < B; ++b)
+    lengths[b] = (int32_t)(b == B - 1 && S > 1 ? S / 2 : S);
+#endif
   float *out = floats(rows * OUT_WIDTH, 3);
   if (ws_bytes <= 0 || ws_bytes % 64 != 0) {
     printf("%lld %lld %lld: workspace size %lld\n", (long long)B, (long long)S,
@@ -157,6 +164,9 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
 #if HAS_CROSS
   void *enc_arg = on_device(enc, sizeof(float) * enc_rows * D_MODEL);
 #endif
+#if HAS_KEY_PADDING
+  void *lengths_arg = on_device(lengths, sizeof(int32_t) * (size_t)B);
+#endif
 #if HAS_LOSS
   void *targets_arg = on_device(targets, sizeof(int32_t) * rows);
   void *loss_arg = on_device(&loss, sizeof(float));
@@ -164,6 +174,9 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
   void *out_arg = on_device(out, sizeof(float) * rows * OUT_WIDTH);
   void *params_arg = on_device((void *)params, sizeof(float) * n_params);
   int32_t status = FN(_forward)(CONTEXT, params_arg, in_arg,
+#if HAS_KEY_PADDING
+                                lengths_arg,
+#endif
 #if HAS_CROSS
                                 enc_arg,
 #endif
@@ -203,6 +216,9 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
 #endif
   if (status == TFC_OK)
     status = FN(_backward)(CONTEXT, params_arg,
+#if HAS_KEY_PADDING
+                           lengths_arg,
+#endif
 #if !HAS_LOSS
                            d_out_arg,
 #endif
@@ -251,6 +267,10 @@ static int run(int64_t B, int64_t S, int64_t E, const float *params,
 #endif
 #if HAS_LOSS
   off_device(targets_arg), off_device(loss_arg);
+#endif
+#if HAS_KEY_PADDING
+  off_device(lengths_arg);
+  free(lengths);
 #endif
   if (status == TFC_OK)
     printf("%lld %lld %lld: ok %lld\n", (long long)B, (long long)S,

@@ -19,15 +19,16 @@ def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
     reads key/value head i / (h / g), in place) and the mask applied as `tfc.mask` does (`causal`
     hides key `j > i` from query `i`; a sliding `window` w > 0 the keys with
     `j <= i - w`, and when bidirectional `j >= i + w`; `alibi` adds
-    tfc.alibi's bias `-m_h |i - j|` to S before the mask):
+    tfc.alibi's bias `-m_h |i - j|` to S before the mask; `lengths` [b]
+    hides the keys `j >= lengths[b]` of a right-padded batch):
 
       out[i] = sum_j softmax(S[i])[j] * value[j]     [b, h, s, dh]
       lse[i] = log sum_j exp(S[i, j])                [b, h, s]
 
     The same as `tfc.attention_context(tfc.softmax(tfc.mask(tfc.scale(
     tfc.attention_scores(q, k)))), v)`, computed flash-style: key tiles with
-    an online softmax, no [s, t] buffer, tiles the mask or window hides
-    entirely skipped (work O(s * w) under a window, not O(s * t)). `lse` is what the gradient needs to recompute the
+    an online softmax, no [s, t] buffer, tiles the mask, window or padding
+    hides entirely skipped (work O(s * w) under a window, not O(s * t)). `lse` is what the gradient needs to recompute the
     probabilities; a forward-only build that does not read it never stores
     it.
 
@@ -41,11 +42,12 @@ def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
   let arguments = (ins Tfc_F32Tensor:$query, Tfc_F32Tensor:$key,
                        Tfc_F32Tensor:$value, F64Attr:$scale,
                        Tfc_MaskKindAttr:$mask,
-                       Tfc_WindowAttr:$window, UnitAttr:$alibi);
+                       Tfc_WindowAttr:$window, UnitAttr:$alibi,
+                       Optional<Tfc_LengthsTensor>:$lengths);
   let results = (outs Tfc_F32Tensor:$out, Tfc_F32Tensor:$lse);
   let assemblyFormat = [{
-    qualified($mask) $query `,` $key `,` $value `scale` $scale
-    (`window` $window^)? (`alibi` $alibi^)? attr-dict `:`
+    qualified($mask) $query `,` $key `,` $value (`lengths` $lengths^)?
+    `scale` $scale (`window` $window^)? (`alibi` $alibi^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -75,13 +77,14 @@ def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
                        Tfc_F32Tensor:$value, Tfc_F32Tensor:$out,
                        Tfc_F32Tensor:$lse, Tfc_F32Tensor:$out_grad,
                        F64Attr:$scale, Tfc_MaskKindAttr:$mask,
-                       Tfc_WindowAttr:$window, UnitAttr:$alibi);
+                       Tfc_WindowAttr:$window, UnitAttr:$alibi,
+                       Optional<Tfc_LengthsTensor>:$lengths);
   let results = (outs Tfc_F32Tensor:$query_grad, Tfc_F32Tensor:$key_grad,
                       Tfc_F32Tensor:$value_grad);
   let assemblyFormat = [{
     qualified($mask) $query `,` $key `,` $value `,` $out `,` $lse `,`
-    $out_grad `scale` $scale (`window` $window^)? (`alibi` $alibi^)?
-    attr-dict `:` functional-type(operands, results)
+    $out_grad (`lengths` $lengths^)? `scale` $scale (`window` $window^)?
+    (`alibi` $alibi^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -142,13 +142,15 @@ def Tfc_SoftmaxGradOp
   let assemblyFormat = "$probs `,` $grad attr-dict `:` type($result)";
 }
 
-def Tfc_MaskGradOp : Tfc_Op<"mask_grad", [Pure, SameOperandsAndResultType]> {
+def Tfc_MaskGradOp : Tfc_Op<"mask_grad", [Pure, AllTypesMatch<["grad", "result"]>]> {
   let summary = "the gradient of tfc.mask: zero where the mask wrote -inf";
   let arguments = (ins Tfc_F32Tensor:$grad, Tfc_MaskKindAttr:$kind,
-                       Tfc_WindowAttr:$window);
+                       Tfc_WindowAttr:$window,
+                       Optional<Tfc_LengthsTensor>:$lengths);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
-    qualified($kind) $grad (`window` $window^)? attr-dict `:` type($result)
+    qualified($kind) $grad (`lengths` $lengths^)? (`window` $window^)?
+    attr-dict `:` type($result) (`,` type($lengths)^)?
   }];
 }
 

@@ -20,6 +20,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Tfc_F32Tensor : RankedTensorOf<[F32]>;
 def Tfc_TokenTensor : RankedTensorOf<[I32]>;
+// The valid length of each sequence of a right-padded batch: [batch] i32.
+def Tfc_LengthsTensor : 1DTensorOf<[I32]>;
 // A sliding attention window in keys; 0: none.
 def Tfc_WindowAttr : DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
                                        "0">;
@@ -210,23 +212,67 @@ def Tfc_AlibiOp : Tfc_Op<"alibi", [Pure, DeclareOpInterfaceMethods<Tfc_GradientO
   let hasVerifier = 1;
 }
 
-def Tfc_MaskOp : Tfc_Op<"mask", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
+def Tfc_MaskOp : Tfc_Op<"mask", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, AllTypesMatch<["input", "result"]>]> {
   let summary = "masks attention scores [b, h, s, t]";
   let description = [{
     `causal` sets `scores[..., i, j] = -inf` where `j > i`; `bidirectional`
     leaves every score as it is. A sliding `window` w > 0 also hides the keys
     a window leaves out: `j <= i - w` and, when bidirectional, `j >= i + w`
-    (query i sees i - w < j <= i, or |i - j| < w).
+    (query i sees i - w < j <= i, or |i - j| < w). With `lengths` ([b] i32,
+    a right-padded batch) the keys `j >= lengths[b]` of batch row b are
+    hidden too.
 
     ```mlir
     %0 = tfc.mask #tfc.mask<causal> %s window 256 : tensor<?x8x?x?xf32>
+    %1 = tfc.mask #tfc.mask<bidirectional> %s lengths %len
+        : tensor<?x8x?x?xf32>, tensor<?xi32>
     ```
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_MaskKindAttr:$kind,
-                       Tfc_WindowAttr:$window);
+                       Tfc_WindowAttr:$window,
+                       Optional<Tfc_LengthsTensor>:$lengths);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
-    qualified($kind) $input (`window` $window^)? attr-dict `:` type($input)
+    qualified($kind) $input (`lengths` $lengths^)? (`window` $window^)?
+    attr-dict `:` type($input) (`,` type($lengths)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_ZeroPaddingOp : Tfc_Op<"zero_padding", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, AllTypesMatch<["input", "result"]>]> {
+  let summary = "zeroes the padded positions of [b, s, ...]";
+  let description = [{
+    `result[b, i, ...] = i < lengths[b] ? input[b, i, ...] : 0`: a
+    right-padded batch's output is defined (zero) where the sequence has
+    ended. Its gradient is the same op on the gradient.
+
+    ```mlir
+    %0 = tfc.zero_padding %h, %len : tensor<?x?x768xf32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_LengthsTensor:$lengths);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $lengths attr-dict `:` type($input) `,` type($lengths)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_IgnorePaddingOp : Tfc_Op<"ignore_padding", [Pure, AllTypesMatch<["targets", "result"]>]> {
+  let summary = "marks the targets [b, s] at padded positions ignored (-1)";
+  let description = [{
+    `result[b, i] = i < lengths[b] ? targets[b, i] : -1`: the loss of a
+    right-padded batch counts its valid positions only. Token ids have no
+    gradient.
+
+    ```mlir
+    %0 = tfc.ignore_padding %targets, %len : tensor<?x?xi32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Tfc_TokenTensor:$targets, Tfc_LengthsTensor:$lengths);
+  let results = (outs Tfc_TokenTensor:$result);
+  let assemblyFormat = [{
+    $targets `,` $lengths attr-dict `:` type($targets) `,` type($lengths)
   }];
   let hasVerifier = 1;
 }

@@ -2,9 +2,9 @@
 //
 // A `tfc.model` function and its gradient `@NAME_grad` say what each
 // argument and result is with a `tfc.role` string: "params", "tokens", "x",
-// "enc", "targets" in, "logits", "y", "loss" out; the gradient function
-// takes "d_" + an output's role and returns "d_" + an input's role, and
-// "d_params" both ways. A role is also the C name of the entry point's
+// "lengths", "enc", "targets" in, "logits", "y", "loss" out; the gradient
+// function takes "d_" + an output's role and returns "d_" + an input's role,
+// and "d_params" both ways. A role is also the C name of the entry point's
 // argument (docs/abi.md) and the name error messages use. The dialect
 // verifies roles (TfcDialect::verifyRegionArgAttribute); these read them.
 //
@@ -31,12 +31,15 @@ StringRef getResultRole(FunctionOpInterface func, unsigned index);
 std::string gradientRole(StringRef role);
 
 /// How a model function's gradient function `@NAME_grad` connects to it
-/// (docs/abi.md "Backward"). @NAME_grad takes (params, d_<output> for each
-/// seeded result, d_params) and returns (d_params, d_<input> for each
-/// differentiated argument), in these orders.
+/// (docs/abi.md "Backward"). @NAME_grad takes (params, each passed argument,
+/// d_<output> for each seeded result, d_params) and returns (d_params,
+/// d_<input> for each differentiated argument), in these orders.
 struct GradientInterface {
   /// The model's "params" argument.
   unsigned paramsArg = 0;
+  /// Arguments backward takes again, under their own role, rather than
+  /// reading forward's copy: a padded batch's "lengths".
+  SmallVector<unsigned> passedArgs;
   /// Results whose gradient is an argument: every result, or none when one
   /// is the "loss" (backward starts from the loss alone).
   SmallVector<unsigned> seededResults;
