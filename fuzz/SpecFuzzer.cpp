@@ -51,6 +51,8 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.attention.ropeFraction == b.attention.ropeFraction &&
       a.attention.slidingWindow == b.attention.slidingWindow &&
       a.attention.keyPadding == b.attention.keyPadding &&
+      a.attention.crossKvHeads == b.attention.crossKvHeads &&
+      a.attention.crossHeadDim == b.attention.crossHeadDim &&
       a.embedding.has_value() == b.embedding.has_value() &&
       a.head.has_value() == b.head.has_value() &&
       a.init.scheme == b.init.scheme && a.init.std == b.init.std &&

@@ -97,6 +97,10 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   define("N_HEADS", spec.model.nHeads);
   define("N_KV_HEADS", spec.attention.nKvHeads);
   define("HEAD_DIM", spec.attention.headDim);
+  if (spec.attention.cross) {
+    define("CROSS_N_KV_HEADS", spec.attention.crossKvHeads);
+    define("CROSS_HEAD_DIM", spec.attention.crossHeadDim);
+  }
   define("D_FF", spec.model.dFF);
   define("DEPTH", spec.model.depth);
   define("MAX_SEQ", spec.model.maxSeq);

@@ -57,9 +57,10 @@ public:
   /// Q, K, V, O, then QK-norm's q_norm and k_norm (as Qwen3 orders them);
   /// DeepNorm scales V and O (not Q, K) by beta. Q and O are n_heads heads
   /// wide, K and V n_kv_heads.
-  void attention(const std::string &name) {
-    int64_t d = spec.model.dModel, dh = spec.attention.headDim;
-    int64_t q = spec.model.nHeads * dh, kv = spec.attention.nKvHeads * dh;
+  void attention(const std::string &name, bool self) {
+    AttentionSpec::HeadShape heads = spec.attention.heads(self);
+    int64_t d = spec.model.dModel, dh = heads.headDim;
+    int64_t q = spec.model.nHeads * dh, kv = heads.kvHeads * dh;
     double beta = spec.norm.deepnormBeta;
     linear(name + ".wq", d, q);
     linear(name + ".wk", d, kv);
@@ -99,10 +100,10 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
 
   SegmentBuilder block(spec, layout.block);
   block.norm("attn_norm");
-  block.attention("attn");
+  block.attention("attn", /*self=*/true);
   if (spec.attention.cross) {
     block.norm("cross_norm");
-    block.attention("cross");
+    block.attention("cross", /*self=*/false);
   }
   block.norm("ffn_norm");
   double beta = spec.norm.deepnormBeta;

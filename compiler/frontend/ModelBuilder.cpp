@@ -177,8 +177,10 @@ Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
 Value ModelBuilder::attention(Value u, Value z, const std::string &prefix) {
   Part part(*this, blockPart(prefix));
   bool self = u == z; // Cross-attention reads the encoder's output.
-  int64_t d = spec.model.dModel, dh = spec.attention.headDim;
-  int64_t heads = spec.model.nHeads, kvHeads = spec.attention.nKvHeads;
+  // Cross-attention may have its own key/value heads and head width.
+  AttentionSpec::HeadShape shape = spec.attention.heads(self);
+  int64_t d = spec.model.dModel, dh = shape.headDim;
+  int64_t heads = spec.model.nHeads, kvHeads = shape.kvHeads;
   auto split = [&](Value v, int64_t n) -> Value {
     return mlir::tfc::SplitHeadsOp::create(b, loc, perHead(n, dh), v);
   };

@@ -253,6 +253,9 @@ std::string printSpec(const Spec &s) {
                    tomlFloat(a.ropeFraction));
   fmt::format_to(it, "sliding_window = {}\nkey_padding = {}\n", a.slidingWindow,
                  tomlBool(a.keyPadding));
+  if (a.cross)
+    fmt::format_to(it, "cross_n_kv_heads = {}\ncross_head_dim = {}\n",
+                   a.crossKvHeads, a.crossHeadDim);
 
   if (s.embedding)
     fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",

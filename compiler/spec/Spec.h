@@ -90,7 +90,7 @@ struct AttentionSpec {
   bool cross = false; // Decoder block: cross-attention on an encoder output.
   /// Key/value heads (grouped-query attention; 1 = multi-query): each serves
   /// n_heads / nKvHeads consecutive query heads. Resolved: model.n_heads
-  /// unless given. Cross-attention has the same numbers of heads and width.
+  /// unless given.
   int64_t nKvHeads = 0;
   /// The width of one head. Resolved: d_model / n_heads unless given; q is
   /// n_heads * headDim wide, k and v nKvHeads * headDim.
@@ -112,6 +112,19 @@ struct AttentionSpec {
   /// self-attention hides keys j >= lengths[b], the model's output is zero
   /// at those positions and the loss ignores them.
   bool keyPadding = false;
+  /// Cross-attention's own key/value heads and head width (it has n_heads
+  /// query heads). Resolved: nKvHeads and headDim unless given.
+  int64_t crossKvHeads = 0;
+  int64_t crossHeadDim = 0;
+
+  /// The key/value heads and head width of self- or cross-attention.
+  struct HeadShape {
+    int64_t kvHeads, headDim;
+  };
+  HeadShape heads(bool self) const {
+    return self ? HeadShape{nKvHeads, headDim}
+                : HeadShape{crossKvHeads, crossHeadDim};
+  }
   /// The rotating dims of a head: int(ropeFraction * headDim), truncated as
   /// in Hugging Face's GPT-NeoX and Phi.
   int64_t rotaryDim() const;

@@ -54,7 +54,7 @@ const std::vector<SectionSchema> &schema() {
       {"attention",
        {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
         "rope_theta", "rope_style", "rope_fraction", "sliding_window",
-        "key_padding"}},
+        "key_padding", "cross_n_kv_heads", "cross_head_dim"}},
       {"embedding", {"vocab", "positions"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -312,6 +312,10 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readInt(attention, "sliding_window", spec.attention.slidingWindow,
           Limits::maxSeq, false, /*zeroMeansOff=*/true);
   readBool(attention, "key_padding", spec.attention.keyPadding);
+  readInt(attention, "cross_n_kv_heads", spec.attention.crossKvHeads,
+          Limits::maxWidth);
+  readInt(attention, "cross_head_dim", spec.attention.crossHeadDim,
+          Limits::maxWidth);
 
   Section embedding = section(root, "embedding", false);
   if (embedding.table) {

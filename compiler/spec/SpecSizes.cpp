@@ -46,19 +46,26 @@ Checked norm(const Spec &s) {
   return Checked(s.model.dModel) * (s.norm.type == NormType::LayerNorm ? 2 : 1);
 }
 
-/// One block's floats, in the order of docs/abi.md.
-Checked blockParams(const Spec &s) {
-  int64_t d = s.model.dModel, f = s.model.dFF, dh = s.attention.headDim;
-  int64_t q = s.model.nHeads * dh, kv = s.attention.nKvHeads * dh;
+/// One attention sub-layer's floats (its norm, Q, K, V, O, QK-norm).
+Checked attentionParams(const Spec &s, bool self) {
+  int64_t d = s.model.dModel;
+  AttentionSpec::HeadShape heads = s.attention.heads(self);
+  int64_t dh = heads.headDim;
+  int64_t q = s.model.nHeads * dh, kv = heads.kvHeads * dh;
   // q_norm and k_norm: weight (and LayerNorm's bias) of width head_dim.
   int64_t qkNorm = s.attention.qkNorm == QKNorm::None        ? 0
                    : s.attention.qkNorm == QKNorm::LayerNorm ? 4 * dh
                                                              : 2 * dh;
-  Checked attention = norm(s) + linear(s, d, q) +
-                      Checked(2) * linear(s, d, kv) + linear(s, q, d) + qkNorm;
-  Checked block = attention;
+  return norm(s) + linear(s, d, q) + Checked(2) * linear(s, d, kv) +
+         linear(s, q, d) + qkNorm;
+}
+
+/// One block's floats, in the order of docs/abi.md.
+Checked blockParams(const Spec &s) {
+  int64_t d = s.model.dModel, f = s.model.dFF;
+  Checked block = attentionParams(s, /*self=*/true);
   if (s.attention.cross)
-    block += attention; // cross_norm and cross.{wq,wk,wv,wo}
+    block += attentionParams(s, /*self=*/false); // cross_norm and cross.*
   block += norm(s);     // ffn_norm
   if (isGated(s.ffn.activation))
     block += linear(s, d, f);                 // w_gate
@@ -90,7 +97,8 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
   // The formula is documented at workspaceBound in Spec.h.
   // Per-token buffers scale with the widest of d_model and the heads' width.
   int64_t h = s.model.nHeads, f = s.model.dFF;
-  int64_t d = std::max(s.model.dModel, h * s.attention.headDim);
+  int64_t d = std::max({s.model.dModel, h * s.attention.headDim,
+                        h * s.attention.crossHeadDim});
   int64_t seq = s.model.maxSeq;
   int64_t attentions = s.attention.cross ? 2 : 1;
   int64_t vocab = s.head && s.embedding ? s.embedding->vocab : 0;

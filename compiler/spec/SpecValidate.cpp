@@ -90,6 +90,33 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
                       "the limit of {}",
                       m.nHeads, attn.headDim, Limits::maxWidth));
 
+  // Cross-attention's own heads: those of self-attention unless given.
+  for (const char *key :
+       {"attention.cross_n_kv_heads", "attention.cross_head_dim"})
+    if (!attn.cross && sources.has(key))
+      error(key, fmt::format("'{}' only applies to cross = true", key));
+  if (!sources.has("attention.cross_head_dim"))
+    attn.crossHeadDim = attn.headDim;
+  else if (attn.crossHeadDim > Limits::maxHeadDim)
+    error("attention.cross_head_dim",
+          fmt::format("cross_head_dim = {} is over the limit of {}",
+                      attn.crossHeadDim, Limits::maxHeadDim));
+  else if (int64_t(m.nHeads) * attn.crossHeadDim > Limits::maxWidth)
+    error("attention.cross_head_dim",
+          fmt::format("the cross-attention query width n_heads * "
+                      "cross_head_dim = {} * {} is over the limit of {}",
+                      m.nHeads, attn.crossHeadDim, Limits::maxWidth));
+  if (!sources.has("attention.cross_n_kv_heads"))
+    attn.crossKvHeads = attn.nKvHeads;
+  else if (attn.crossKvHeads > m.nHeads)
+    error("attention.cross_n_kv_heads",
+          fmt::format("cross_n_kv_heads = {} is more than n_heads = {}",
+                      attn.crossKvHeads, m.nHeads));
+  else if (m.nHeads % attn.crossKvHeads != 0)
+    error("attention.cross_n_kv_heads",
+          fmt::format("n_heads = {} is not a multiple of cross_n_kv_heads = {}",
+                      m.nHeads, attn.crossKvHeads));
+
   if (attn.positions == AttentionPositions::RoPE) {
     if (attn.ropeFraction > 1.0)
       error("attention.rope_fraction",

@@ -865,6 +865,49 @@ TEST(SpecTest, KeyPadding) {
             "(true or false), not a string");
 }
 
+TEST(SpecTest, CrossAttentionHeads) {
+  // Cross-attention's own K/V heads and head width; self-attention's unless
+  // given. The cross.* tensors take them, self-attention's keep theirs.
+  Spec d = parseOk(minimal("[attention]\ncross = true\nn_kv_heads = 2\n"));
+  EXPECT_EQ(d.attention.crossKvHeads, 2);
+  EXPECT_EQ(d.attention.crossHeadDim, 16);
+  Spec s = parseOk(minimal("[attention]\ncross = true\ncross_n_kv_heads = 1\n"
+                           "cross_head_dim = 8\n"));
+  EXPECT_EQ(s.attention.crossKvHeads, 1);
+  EXPECT_EQ(s.attention.crossHeadDim, 8);
+  EXPECT_EQ(s.attention.nKvHeads, 4);
+  EXPECT_EQ(s.attention.headDim, 16);
+  // One block: cross.wq [64, 64] + [64] becomes [64, 32] + [32], wo
+  // [64, 64] + [64] becomes [32, 64] + [64], wk and wv [64, 8] + [8].
+  int64_t saved = (64 * 64 + 64 - 64 * 32 - 32) + (64 * 64 - 32 * 64) +
+                  2 * (64 * 64 + 64 - 64 * 8 - 8);
+  EXPECT_EQ(paramCount(parseOk(minimal("[attention]\ncross = true\n"))) -
+                paramCount(s),
+            saved);
+  EXPECT_NE(printSpec(s).find("cross_n_kv_heads = 1\ncross_head_dim = 8\n"),
+            std::string::npos);
+  EXPECT_EQ(printSpec(parseOk(minimal())).find("cross_n_kv_heads"),
+            std::string::npos);
+  EXPECT_EQ(parseFails(minimal("[attention]\ncross_n_kv_heads = 2\n")).str(),
+            "test.toml:6:20: error: 'attention.cross_n_kv_heads' only applies "
+            "to cross = true");
+  EXPECT_EQ(parseFails(minimal("[attention]\ncross = true\n"
+                               "cross_n_kv_heads = 3\n"))
+                .str(),
+            "test.toml:7:20: error: n_heads = 4 is not a multiple of "
+            "cross_n_kv_heads = 3");
+  EXPECT_EQ(parseFails(minimal("[attention]\ncross = true\n"
+                               "cross_n_kv_heads = 8\n"))
+                .str(),
+            "test.toml:7:20: error: cross_n_kv_heads = 8 is more than "
+            "n_heads = 4");
+  EXPECT_EQ(parseFails(minimal("[attention]\ncross = true\n"
+                               "cross_head_dim = 512\n"))
+                .str(),
+            "test.toml:7:18: error: cross_head_dim = 512 is over the limit "
+            "of 256");
+}
+
 TEST(SpecTest, Alibi) {
   // BLOOM's positions: no parameters of their own, no RoPE keys.
   Spec s = parseOk(minimal("[attention]\npositions = \"alibi\"\n"));
