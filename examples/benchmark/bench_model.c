@@ -6,6 +6,9 @@
  *
  *   bench_model <threads> <batch> <seq> [iterations]
  *
+ * With attention.key_padding every sequence is TFC_BENCH_LENGTH positions
+ * long (default: seq), the rest padding.
+ *
  * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UNAME=UPPER.
  * Prints `tfc_forward ms`, `tfc_forward_backward ms` (with a backward;
  * medians) and `tfc_threads T`: CPU time over wall time of the timed steps,
@@ -57,24 +60,38 @@ int main(int argc, char **argv) {
 #else
   float *out = randoms((size_t)m * d, 4);
 #endif
+#if MACRO(_HAS_KEY_PADDING)
+  int32_t *lengths = malloc(sizeof(int32_t) * batch);
+  const char *length = getenv("TFC_BENCH_LENGTH");
+  for (int b = 0; b < batch; ++b)
+    lengths[b] = length ? atoi(length) : seq;
+#define PADDING lengths,
+#else
+#define PADDING
+#endif
 #if MACRO(_HAS_LOSS)
   int32_t *targets = malloc(sizeof(int32_t) * m);
   for (int i = 0; i < m; ++i)
     targets[i] = (i * 5 + 1) % vocab;
   float loss;
 #define FORWARD()                                                              \
-  FN(_forward)(rt, params, in, targets, out, &loss, ws, ws_bytes, batch, seq)
-#define BACKWARD() FN(_backward)(rt, params, grads, ws, ws_bytes, batch, seq)
+  FN(_forward)                                                                 \
+  (rt, params, in, PADDING targets, out, &loss, ws, ws_bytes, batch, seq)
+#define BACKWARD()                                                             \
+  FN(_backward)(rt, params, PADDING grads, ws, ws_bytes, batch, seq)
 #elif MACRO(_HAS_EMBEDDING)
   float *d_out = randoms((size_t)m * (MACRO(_HAS_HEAD) ? vocab : d), 5);
-#define FORWARD() FN(_forward)(rt, params, in, out, ws, ws_bytes, batch, seq)
+#define FORWARD()                                                              \
+  FN(_forward)(rt, params, in, PADDING out, ws, ws_bytes, batch, seq)
 #define BACKWARD()                                                             \
-  FN(_backward)(rt, params, d_out, grads, ws, ws_bytes, batch, seq)
+  FN(_backward)(rt, params, PADDING d_out, grads, ws, ws_bytes, batch, seq)
 #else
   float *d_out = randoms((size_t)m * d, 5), *d_in = randoms((size_t)m * d, 6);
-#define FORWARD() FN(_forward)(rt, params, in, out, ws, ws_bytes, batch, seq)
+#define FORWARD()                                                              \
+  FN(_forward)(rt, params, in, PADDING out, ws, ws_bytes, batch, seq)
 #define BACKWARD()                                                             \
-  FN(_backward)(rt, params, d_out, d_in, grads, ws, ws_bytes, batch, seq)
+  FN(_backward)                                                                \
+  (rt, params, PADDING d_out, d_in, grads, ws, ws_bytes, batch, seq)
 #endif
 
   double t[64], tb[64], wall = 0, cpu = 0;
