@@ -271,7 +271,9 @@ struct SoftmaxLowering : ShapePreservingLowering<SoftmaxLowering, SoftmaxOp> {
     Value width = in.dims.back();
     RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
       Value base = l.mul(r, width);
-      Value inv = emitRowExp(l, row, in.flat, out.flat, base, width);
+      // A masked row may hide every key (a padded query under a window).
+      Value inv = emitRowExp(l, row, in.flat, out.flat, base, width,
+                             /*mayBeEmpty=*/true);
       row.forEachColumn(width, [&](Value j) {
         Value idx = l.add(base, j);
         l.store(arith::MulFOp::create(b, loc, l.load(out.flat, idx), inv),

@@ -17,14 +17,18 @@ class RowLoops;
 
 /// The max of in[base + j] for j < width and the sum of exp(in[base + j] -
 /// max); with a non-null `out`, the exponentials are stored at out[base + j].
+/// With `mayBeEmpty` a row of only -inf (an attention query that sees no
+/// key) subtracts 0 instead of its max: its exponentials and sum are 0.
 std::pair<Value, Value> emitRowMaxAndExpSum(KernelBuilder &l, RowLoops &row,
                                             Value in, Value out, Value base,
-                                            Value width);
+                                            Value width,
+                                            bool mayBeEmpty = false);
 
 /// One softmax row: out[base + j] = exp(in[base + j] - max) for j < width;
-/// returns 1 / sum, the factor that normalises them.
+/// returns 1 / sum, the factor that normalises them (with `mayBeEmpty`, 0
+/// for a row of only -inf, whose softmax is then 0).
 Value emitRowExp(KernelBuilder &l, RowLoops &row, Value in, Value out,
-                 Value base, Value width);
+                 Value base, Value width, bool mayBeEmpty = false);
 
 } // namespace mlir::tfc
 

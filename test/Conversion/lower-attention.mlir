@@ -92,17 +92,21 @@ func.func @head_groups(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:             %[[FUT:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
 // CHECK-NEXT:        arith.select %[[FUT]], %{{.*}}, %{{.*}} : f32
 // CHECK:         } {tfc.kernel = "mask"}
-// Softmax: max, then exp(x - max) stored and summed (reassoc), then scaled by
-// 1 / sum.
+// Softmax: max (0 for a row the mask hid entirely), then exp(x - max)
+// stored and summed (reassoc), then scaled by 1 / sum (0 for an empty row).
 // CHECK:         scf.parallel
 // CHECK:           %[[MAX:.*]] = scf.for {{.*}} -> (f32) {
 // CHECK:             arith.maximumf
+// CHECK:           %[[EMPTY:.*]] = arith.cmpf oeq, %[[MAX]], %{{.*}} : f32
+// CHECK:           %[[REF:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[MAX]] : f32
 // CHECK:           %[[SUM:.*]] = scf.for {{.*}} -> (f32) {
-// CHECK:             %[[D:.*]] = arith.subf %{{.*}}, %[[MAX]] : f32
+// CHECK:             %[[D:.*]] = arith.subf %{{.*}}, %[[REF]] : f32
 // CHECK-NEXT:        %[[E:.*]] = math.exp %[[D]] : f32
 // CHECK:             memref.store %[[E]]
 // CHECK-NEXT:        arith.addf %{{.*}}, %[[E]] fastmath<reassoc> : f32
-// CHECK:           %[[INV:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK:           %[[DIV:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK:           %[[NONE:.*]] = arith.cmpf oeq, %[[SUM]], %{{.*}} : f32
+// CHECK:           %[[INV:.*]] = arith.select %[[NONE]], %{{.*}}, %[[DIV]] : f32
 // CHECK:           scf.for
 // CHECK:             arith.mulf %{{.*}}, %[[INV]] : f32
 // CHECK:         } {tfc.kernel = "softmax"}

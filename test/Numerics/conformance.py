@@ -35,6 +35,10 @@ loss, odd widths) this script
      arithmetic (the oracle's tensor is below the GRAD_FLOOR of its buffer:
      the key bias, ...) are round-off in both builds; they are held to the
      oracle by step 6, not to each other.
+  9. [attention] key_padding specs (pad_*): lengths.bin per case (lengths_for),
+     padded output and d_x rows exactly 0, padding-invariance and
+     grad-padded-targets-only (Runner.check_padding); the harness checks the
+     lengths' status codes and messages.
 
 With --cuda every build targets CUDA (device arrays, the harness copies in
 and out around each call): the same oracle and bounds judge the GPU kernels,
@@ -395,9 +399,55 @@ def alibi_specs():
     ]
 
 
+def padding_specs():
+    """[attention] key_padding (right-padded batches: lengths [batch]) with
+    the BERT and LLaMA recipes, a window with ALiBi (padded queries whose
+    window holds no valid key), cross-attention (enc is not masked), QK-norm
+    with a head_dim other than d_model / n_heads, and logits without a loss.
+    max_seq 128: the long cases (shapes_for, grad_shapes_for) pad whole key
+    tiles. Besides the oracle's values: padded output rows and d_x rows are
+    exactly 0 (check_padded_rows), valid rows do not depend on what the
+    padded positions hold (padding-invariance) and targets at padded
+    positions are ignored (grad-padded-targets-only)."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 128, "max_batch": 4}
+    return [
+        SpecCase("pad_bert", {  # BERT: bidirectional, post-LN, learned positions
+            "model": dict(base), "norm": {"position": "post"},
+            "ffn": {"activation": "gelu"},
+            "attention": {"mask": "bidirectional", "key_padding": True},
+            "embedding": {"vocab": 43, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}, quick=True),
+        SpecCase("pad_llama_lm", {  # LLaMA: RMSNorm, SwiGLU, GQA, RoPE, causal
+            "model": dict(base, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "positions": "rope", "key_padding": True},
+            "embedding": {"vocab": 39, "positions": "none"},
+            "head": {"loss": "cross_entropy"}}),
+        SpecCase("pad_window_alibi_bi", {  # |i - j| < 6, ALiBi, x in, d_x out
+            "model": dict(base, d_ff=48), "ffn": {"activation": "gelu_tanh"},
+            "attention": {"mask": "bidirectional", "sliding_window": 6,
+                          "positions": "alibi", "key_padding": True}}, quick=True),
+        SpecCase("pad_cross_rms", {  # the lengths mask self-attention only
+            "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "geglu", "multiple_of": 16},
+            "attention": {"cross": True, "key_padding": True}}),
+        SpecCase("pad_qknorm_headdim_bi_deepnorm", {  # 4 heads of 12, d_model 32
+            "model": dict(base, d_ff=40, bias=False), "norm": {"position": "deepnorm"},
+            "ffn": {"activation": "silu"},
+            "attention": {"mask": "bidirectional", "qk_norm": "layernorm", "head_dim": 12,
+                          "key_padding": True}}),
+        SpecCase("pad_lm_sin_logits", {  # logits without a loss: d_logits of
+            "model": dict(base, d_ff=48),  # padded rows must not count
+            "attention": {"key_padding": True},
+            "embedding": {"vocab": 29, "positions": "sinusoidal"},
+            "head": {"tied": False}}),
+    ]
+
+
 def all_specs():
     return (block_specs() + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
-            head_specs() + position_specs() + window_specs() + alibi_specs())
+            head_specs() + position_specs() + window_specs() + alibi_specs() +
+            padding_specs())
 
 
 def _clamp(spec, cases):
@@ -417,6 +467,8 @@ def grad_shapes_for(spec, quick):
     cases = full[:2] if quick else full
     if spec.cfg.sliding_window:  # long enough to skip whole tiles
         cases = cases + [(1, 101, 9, 2)]
+    if spec.cfg.key_padding:  # rows padded by whole key tiles (lengths_for)
+        cases = cases + [(3, 99, 9, 2)]
     return _clamp(spec, cases)
 
 
@@ -427,7 +479,30 @@ def shapes_for(spec, quick):
     cases = full[:3] if quick else full
     if spec.cfg.sliding_window:  # long enough to skip whole tiles
         cases = cases + [(2, 128, 33, 2)]
+    if spec.cfg.key_padding:  # rows padded by whole key tiles (lengths_for)
+        cases = cases + [(4, 100, 33, 2)]
     return _clamp(spec, cases)
+
+
+def lengths_for(rng, b, s):
+    """Random lengths [b] in [1, s] for a key_padding spec: with b > 1 one
+    row is full (s) and one, when s > 1, shorter (at most s / 3: with s ~ 100
+    it is padded by whole 32- and 64-key tiles); with b > 2 one row has
+    length 1, with b > 3 one ends at or just past a tile boundary (32, 33,
+    64, 65). Rows shuffled; seq < 1 (a bad shape) gives ones."""
+    if s < 1:
+        return np.ones(b, dtype=np.int32)
+    lengths = rng.integers(1, s + 1, b)
+    if b > 1:
+        lengths[0] = s
+        if s > 1:
+            lengths[1] = rng.integers(1, max(2, s // 3) + 1) if s > 2 else 1
+        if b > 2:
+            lengths[2] = 1
+        if b > 3:
+            lengths[3] = min(s, int(rng.choice([32, 33, 64, 65])))
+        lengths = lengths[rng.permutation(b)]
+    return lengths.astype(np.int32)
 
 
 # ---------------------------------------------------------------------------
@@ -496,6 +571,29 @@ def compare(out, ref, rtol):
     return True, msg, worst / scale
 
 
+def counted_targets(cfg, targets, lengths):
+    """bool [b, s]: the targets the loss averages (in [0, vocab), and with
+    key_padding at positions i < lengths[b])."""
+    ok = (targets >= 0) & (targets < cfg.vocab)
+    if lengths is not None:
+        ok &= np.arange(targets.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    return ok
+
+
+def check_padded_rows(values, lengths, b, s, name):
+    """The ABI's promise for key_padding: rows i >= lengths[b] of an output
+    (or of d_x) are exactly 0.0. Returns (ok, message)."""
+    a = np.asarray(values).reshape(b, s, -1)
+    pad = np.arange(s)[None, :] >= np.asarray(lengths)[:, None]
+    n = int(pad.sum())
+    bad = pad[..., None] & ~(a == 0)
+    if bad.any():
+        r, i, c = (int(v) for v in np.argwhere(bad)[0])
+        return False, (f"{name}: {int(bad.any(-1).sum())} of {n} padded rows not 0, e.g. "
+                       f"[{r}, {i}, {c}] = {a[r, i, c]:.7g} (lengths[{r}] = {lengths[r]})")
+    return True, f"{name}: {n} padded rows 0"
+
+
 def rounding_ratio(out, ref, ref_f32):
     """RMS(out - ref) / RMS(out - ref_f32) for a bf16 spec: ref is the
     oracle's bf16-rounded model, ref_f32 its f32 one. Near 0 when the
@@ -560,7 +658,8 @@ def check_header(spec, info, tensors, has_backward):
             "DEPTH": cfg.depth, "MAX_SEQ": cfg.max_seq, "MAX_BATCH": spec.max_batch,
             "VOCAB": cfg.vocab, "HAS_EMBEDDING": int(cfg.has_embedding),
             "HAS_HEAD": int(cfg.has_head), "HAS_LOSS": int(cfg.has_loss),
-            "HAS_CROSS": int(cfg.cross), "HAS_BACKWARD": int(has_backward)}
+            "HAS_CROSS": int(cfg.cross), "HAS_KEY_PADDING": int(cfg.key_padding),
+            "HAS_BACKWARD": int(has_backward)}
     layout, count = compute_layout(cfg)
     want.update(param_count=count, NUM_TENSORS=len(layout))
     for key, value in want.items():
@@ -596,6 +695,8 @@ class Runner:
             inputs["tokens"] = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
         else:
             inputs["x"] = rng.standard_normal((b, s, cfg.d_model)).astype(np.float32)
+        if cfg.key_padding:
+            inputs["lengths"] = lengths_for(rng, b, s)
         if cfg.cross:
             inputs["enc"] = rng.standard_normal((b, t, cfg.d_model)).astype(np.float32)
         if cfg.has_loss:
@@ -603,7 +704,7 @@ class Runner:
             tgt[rng.random((b, s)) < 0.2] = -1  # ignored targets
             if b * s == 1 and not grad:
                 tgt[:] = -1  # no valid target at all: the loss must be 0
-            if grad and not (tgt >= 0).any():
+            if grad and not counted_targets(cfg, tgt, inputs.get("lengths")).any():
                 tgt.flat[0] = 0
             inputs["targets"] = tgt
         if grad and not cfg.has_loss:
@@ -617,7 +718,7 @@ class Runner:
     def reference(self, model, inputs):
         with torch.no_grad():
             outs = model(inputs.get("tokens", inputs.get("x")), inputs.get("enc"),
-                         inputs.get("targets"))
+                         inputs.get("targets"), inputs.get("lengths"))
         return [o.numpy() for o in outs]
 
     def check_outputs(self, spec, d, model, inputs, b, s, res=None, case=""):
@@ -640,6 +741,10 @@ class Runner:
                 msg += f" rms_ratio={rounding_ratio(out, ref, ref_f32):.3g}"
             ok &= good
             msgs.append(f"{name}: {msg}")
+            if cfg.key_padding and name != "loss":
+                good, msg = check_padded_rows(out, inputs["lengths"], b, s, name)
+                ok &= good
+                msgs.append(msg)
         return ok, "; ".join(msgs)
 
     @staticmethod
@@ -668,7 +773,7 @@ class Runner:
         enc = None
         if cfg.cross:
             enc = torch.tensor(inputs["enc"], dtype=torch.float64, requires_grad=True)
-        outs = model(inp, enc, inputs.get("targets"))
+        outs = model(inp, enc, inputs.get("targets"), inputs.get("lengths"))
         if cfg.has_loss:
             loss = outs[1]
         else:
@@ -932,6 +1037,10 @@ class Runner:
             ok, msg = self.check_grads(model, ours, refs,
                                        a.bf16_grad_rtol if spec.bf16 else a.grad_rtol,
                                        res, case, "bf16 " if spec.bf16 else "", refs_f32)
+            if cfg.key_padding and "d_x" in ours:
+                good, pmsg = check_padded_rows(ours["d_x"], inputs["lengths"], b, s, "d_x")
+                ok &= good
+                msg += "; " + pmsg
             res.add(ok, case, msg)
             if unfused:
                 du = d + "_unfused"
@@ -950,6 +1059,10 @@ class Runner:
                         for kind, g in ours.items()}
                 ok, msg = self.check_grads(model, acc, want, 1e-5, res,
                                            case.replace("grad", "accumulate"), "accumulate ")
+                if cfg.key_padding and "d_x" in acc:
+                    good, pmsg = check_padded_rows(acc["d_x"], inputs["lengths"], b, s, "d_x")
+                    ok &= good
+                    msg += "; " + pmsg
                 res.add(ok, case.replace("grad", "accumulate"), msg)
         if cfg.has_loss:
             # No valid target: the loss is the constant 0, its gradient 0.
@@ -969,6 +1082,87 @@ class Runner:
                 res.add(not nonzero, "grad-no-targets",
                         "all gradients exactly 0" if not nonzero else
                         f"nonzero gradients (max |.|): {nonzero}")
+        if cfg.key_padding:
+            self.check_padding(spec, model, flat, rng, res)
+
+    def check_padding(self, spec, model, flat, rng, res):
+        """key_padding: (a) padding-invariance: new values at the padded
+        positions (x / tokens, targets, d_y / d_logits) leave the valid
+        output rows, the loss and every gradient bit-identical (padded keys
+        are hidden, padded rows' outputs are constant 0); (b) with a loss,
+        grad-padded-targets-only: valid targets only at padded positions
+        give a loss and gradients of exactly 0."""
+        cfg = spec.cfg
+        backward = "--forward-only" not in self.args.tfc_arg
+        flags = ["-b"] if backward else []
+        b, s, t = min(3, spec.max_batch), min(37, cfg.max_seq), min(11, cfg.max_seq)
+        da = os.path.join(self.sdir(spec), "pad_invariance_a")
+        db = os.path.join(self.sdir(spec), "pad_invariance_b")
+        inputs = self.write_inputs(spec, da, rng, b, s, t, grad=True)
+        other = self.write_inputs(spec, db, rng, b, s, t, grad=True)
+        lengths = inputs["lengths"]
+        pad = np.arange(s)[None, :] >= lengths[:, None]
+        for name, a in inputs.items():
+            if name in ("lengths", "enc"):
+                other[name] = a
+            else:  # keep the valid positions, new values at the padded ones
+                other[name][~pad] = a[~pad]
+        for name, a in other.items():
+            a.tofile(os.path.join(db, name + ".bin"))
+        names = list(cfg.output_names())
+        if backward:
+            names += ["d_params"] + (["d_x"] if not cfg.has_embedding else []) + \
+                (["d_enc"] if cfg.cross else [])
+        msgs, ok = [], True
+        for d in (da, db):
+            flat.tofile(os.path.join(d, "params.bin"))
+            rc, out = self.harness(spec, d, b, s, t, 2, flags=flags)
+            if rc != 0:
+                res.add(False, "padding-invariance", f"harness exited {rc}" + tail(out))
+                return
+        for name in names:
+            x = np.fromfile(os.path.join(da, name + ".bin"), dtype=np.float32)
+            y = np.fromfile(os.path.join(db, name + ".bin"), dtype=np.float32)
+            if name in ("y", "logits", "d_x"):  # valid rows only
+                x, y = x.reshape(b, s, -1)[~pad], y.reshape(b, s, -1)[~pad]
+            if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
+                ok = False
+                msgs.append(f"{name} not finite: {int((~np.isfinite(x)).sum())} and "
+                            f"{int((~np.isfinite(y)).sum())} of {x.size} values")
+            elif not np.array_equal(x, y):
+                diff = np.abs(x.astype(np.float64) - y).reshape(-1)
+                k = int(diff.argmax())
+                ok = False
+                msgs.append(f"{name} differs: max|diff| = {float(diff[k]):.3g} "
+                            f"at flat [{k}] ({x.reshape(-1)[k]:.9g} vs {y.reshape(-1)[k]:.9g})")
+        res.add(ok, f"padding-invariance b={b} s={s} lengths={list(map(int, lengths))}",
+                "; ".join(msgs) if msgs else
+                f"{', '.join(names)} bit-identical with other values at the "
+                f"{int(pad.sum())} padded positions")
+
+        if not cfg.has_loss:
+            return
+        d = os.path.join(self.sdir(spec), "grad_padded_targets_only")
+        inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+        pad = np.arange(s)[None, :] >= inputs["lengths"][:, None]
+        tgt = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
+        tgt[~pad] = -1
+        inputs["targets"] = tgt
+        tgt.tofile(os.path.join(d, "targets.bin"))
+        flat.tofile(os.path.join(d, "params.bin"))
+        rc, out = self.harness(spec, d, b, s, t, 0, flags=flags)
+        if rc != 0:
+            res.add(False, "grad-padded-targets-only", f"harness exited {rc}" + tail(out))
+            return
+        loss = float(np.fromfile(os.path.join(d, "loss.bin"), dtype=np.float32)[0])
+        nonzero = {} if not backward else {
+            k: float(np.abs(v).max()) for k, v in self.read_grads(d, model).items()
+            if not np.all(v == 0)}
+        good = loss == 0.0 and not nonzero
+        res.add(good, "grad-padded-targets-only",
+                f"{int(pad.sum())} targets, all at padded positions: " +
+                ("loss and gradients exactly 0" if good else
+                 f"loss = {loss:.7g}, nonzero gradients (max |.|): {nonzero}"))
 
 
 # ---------------------------------------------------------------------------

@@ -4,8 +4,9 @@
 Independent of PyTorch and of the oracle: for tiny specs (d_model 8, 2 heads,
 depth 2, seq 3..5) that together cover every spec feature -- each norm type x
 position, each activation, each mask, cross-attention, embedding with each
-positions kind, tied / untied head, logits without a loss, and the
-cross-entropy loss with ignored targets -- this script compiles the spec,
+positions kind, tied / untied head, logits without a loss, the
+cross-entropy loss with ignored targets, and key_padding (random lengths,
+one row full and one shorter) -- this script compiles the spec,
 builds harness/harness.c, and compares the gradient of OUR compiled
 NAME_backward with central differences of OUR compiled NAME_forward.
 
@@ -169,6 +170,22 @@ def specs():
         "ffn": {"activation": "geglu"}, "attention": {"cross": True},
         "embedding": {"vocab": 13, "positions": "learned"},
         "head": {"tied": True, "loss": "cross_entropy"}}, 2, 4, 5))
+    # key_padding: lengths random (Model.__init__), one row full, one shorter.
+    out.append(("fd_pad_bi_window", {
+        "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"position": "post"},
+        "ffn": {"activation": "gelu"},
+        "attention": {"mask": "bidirectional", "sliding_window": 2, "key_padding": True}},
+        3, 5, 0))
+    out.append(("fd_pad_lm_causal_ce", {
+        "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu"},
+        "attention": {"positions": "rope", "n_kv_heads": 1, "key_padding": True},
+        "embedding": {"vocab": 11, "positions": "none"},
+        "head": {"loss": "cross_entropy"}}, 3, 5, 0))
+    out.append(("fd_pad_cross", {
+        "model": dict(MODEL, d_ff=12), "norm": {"position": "deepnorm"},
+        "ffn": {"activation": "silu"},
+        "attention": {"cross": True, "key_padding": True}}, 2, 4, 3))
     return out
 
 
@@ -228,6 +245,7 @@ class Model:
         self.vocab = self.info["VOCAB"]
         self.emb, self.head = self.info["HAS_EMBEDDING"], self.info["HAS_HEAD"]
         self.loss, self.cross = self.info["HAS_LOSS"], self.info["HAS_CROSS"]
+        self.key_padding = self.info.get("HAS_KEY_PADDING", 0)
         with open(os.path.join(sd, "spec.toml")) as f:
             self.kinks = re.search(r'activation = "(relu|reglu)"', f.read()) is not None
         # Random parameters (no zero biases or unit norm weights: no special
@@ -242,6 +260,13 @@ class Model:
             self.inputs["tokens"] = rng.integers(0, self.vocab, (b, s)).astype(np.int32)
         else:
             self.inputs["x"] = rng.standard_normal((b, s, self.d_model))
+        if self.key_padding:
+            # Right-padded rows: one full, one shorter, the rest random.
+            lengths = rng.integers(1, s + 1, b)
+            lengths[0] = s
+            if b > 1:
+                lengths[1] = rng.integers(1, s)
+            self.inputs["lengths"] = lengths[rng.permutation(b)].astype(np.int32)
         if self.cross:
             self.inputs["enc"] = rng.standard_normal((b, t, self.d_model))
         if self.loss:
@@ -265,7 +290,7 @@ class Model:
     def _write(self, params, inputs):
         params.astype(np.float32).tofile(os.path.join(self.d, "params.bin"))
         for k, v in inputs.items():
-            v.astype(np.int32 if k in ("tokens", "targets") else np.float32).tofile(
+            v.astype(np.int32 if k in ("tokens", "targets", "lengths") else np.float32).tofile(
                 os.path.join(self.d, k + ".bin"))
 
     def _harness(self, flags=()):

@@ -10,6 +10,7 @@ must return, in float64 (default) or float32.
     m = Oracle.from_file("spec.toml")            # float64
     m.load_flat(params, layout_json="NAME.json") # flat f32 buffer (+ cross-check)
     logits, loss = m(tokens, targets=targets)    # outputs in ABI order
+    y, = m(x, lengths=lengths)                   # [attention] key_padding
     loss.backward(); g = m.flat_grad()           # gradients in the same layout
 
 Parameters are registered under their ABI names ("blocks.0.attn.wq.weight"),
@@ -49,7 +50,7 @@ _KEYS = {
     "ffn": {"activation", "multiple_of"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
                   "positions", "rope_theta", "rope_style", "rope_fraction",
-                  "sliding_window"},
+                  "sliding_window", "key_padding"},
     "embedding": {"vocab", "positions"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
@@ -160,6 +161,13 @@ class Config:
         self.sliding_window = int(get("attention", "sliding_window", 0))
         if self.sliding_window < 0:
             raise SpecError("sliding_window must be 0 or positive")
+        # Right-padded batches: forward and backward take lengths [batch];
+        # position i of row b is padding when i >= lengths[b]. Self-attention
+        # hides those keys, the output is 0 there, the loss ignores them.
+        self.key_padding = get("attention", "key_padding", False)
+        if not isinstance(self.key_padding, bool):
+            raise SpecError(f"[attention] key_padding = {self.key_padding!r}: "
+                            "not a bool")
 
         # DeepNorm (Wang et al. 2022): alpha scales the residual. Only alpha
         # matters for forward; beta is an init scale.
@@ -198,6 +206,8 @@ class Config:
     # The ABI's input / output lists, in order.
     def input_names(self):
         names = ["tokens" if self.has_embedding else "x"]
+        if self.key_padding:
+            names.append("lengths")
         if self.cross:
             names.append("enc")
         if self.has_loss:
@@ -437,7 +447,9 @@ class Attention(nn.Module):
         self.window = cfg.sliding_window if self_attention else 0
         self.alibi = self_attention and cfg.attn_positions == "alibi"
 
-    def forward(self, u, z, causal):
+    def forward(self, u, z, causal, key_valid=None):
+        """key_valid: None, or bool [b, t] (False: a padded key, hidden from
+        every query of its row)."""
         b, s, d = u.shape
         t = z.shape[1]
         h, g, dh = self.n_heads, self.n_kv_heads, self.head_dim
@@ -462,8 +474,18 @@ class Attention(nn.Module):
             hidden |= j > i
         if self.window:
             hidden |= (i - j).abs() >= self.window
+        empty = None
+        if key_valid is not None:
+            hidden = hidden | ~key_valid.view(b, 1, 1, t)  # [b, 1, s, t]
+            # A padded query can see no valid key at all (a window beyond
+            # its row's length): its attention is 0 here (any finite value
+            # would do: padded rows never reach a valid row or the output).
+            empty = hidden.all(-1, keepdim=True)
+            hidden = hidden & ~empty
         scores = scores.masked_fill(hidden, float("-inf"))
         p = torch.softmax(scores, dim=-1)
+        if empty is not None:
+            p = p.masked_fill(empty, 0.0)
         o = (p @ v).transpose(1, 2).reshape(b, s, h * dh)
         return self.wo(o)
 
@@ -506,10 +528,12 @@ class Block(nn.Module):
         # post: N(x + f(x)); deepnorm: N(alpha * x + f(x)).
         return norm(self.alpha * x + f(x))
 
-    def forward(self, x, enc=None):
-        h = self._sublayer(x, self.attn_norm, lambda u: self.attn(u, u, self.causal))
+    def forward(self, x, enc=None, key_valid=None):
+        h = self._sublayer(x, self.attn_norm,
+                           lambda u: self.attn(u, u, self.causal, key_valid))
         if self.has_cross:
-            # Cross-attention is never masked.
+            # Cross-attention is never masked (nor by the lengths: they
+            # pad the queries' sequence, not enc).
             h = self._sublayer(h, self.cross_norm, lambda u: self.cross(u, enc, False))
         return self._sublayer(h, self.ffn_norm, self.ffn)
 
@@ -528,9 +552,11 @@ class Head(nn.Module):
         self.weight = nn.Parameter(torch.zeros(cfg.d_model, cfg.vocab, dtype=dtype))
 
 
-def cross_entropy_mean(logits, targets):
-    """Mean over targets >= 0 of -log softmax(logits)[target]; 0 if none."""
-    valid = targets >= 0
+def cross_entropy_mean(logits, targets, valid=None):
+    """Mean over targets in [0, vocab) of -log softmax(logits)[target]; 0 if
+    none. valid: None, or bool [b, s] (False: a padded position, ignored)."""
+    counted = (targets >= 0) & (targets < logits.shape[-1])
+    valid = counted if valid is None else counted & valid
     safe = torch.where(valid, targets, torch.zeros_like(targets)).long()
     logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
     nll = -torch.gather(logp, -1, safe.unsqueeze(-1)).squeeze(-1)
@@ -616,8 +642,27 @@ class Oracle(nn.Module):
             return a.to(dtype)
         return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
 
-    def forward(self, inp, enc=None, targets=None):
-        """inp: tokens [b, s] (int) with [embedding], else x [b, s, d].
+    def positions_valid(self, lengths, b, s):
+        """bool [b, s]: position i of row b is valid when i < lengths[b]."""
+        if not self.cfg.key_padding:
+            if lengths is not None:
+                raise ValueError("lengths given, but the spec has no "
+                                 "[attention] key_padding")
+            return None
+        if lengths is None:
+            raise ValueError("[attention] key_padding spec needs lengths [batch]")
+        lengths = torch.as_tensor(np.asarray(lengths)).reshape(-1).long()
+        if lengths.numel() != b:
+            raise ValueError(f"lengths has {lengths.numel()} entries, batch is {b}")
+        bad = (lengths < 1) | (lengths > s)
+        if bad.any():
+            k = int(bad.nonzero()[0, 0])
+            raise ValueError(f"lengths[{k}] = {int(lengths[k])} is outside [1, {s}]")
+        return torch.arange(s).view(1, s) < lengths.view(b, 1)
+
+    def forward(self, inp, enc=None, targets=None, lengths=None):
+        """inp: tokens [b, s] (int) with [embedding], else x [b, s, d];
+        lengths [b] (ints in [1, s]) with [attention] key_padding, else None.
 
         Returns the ABI outputs in order: (y,) or (logits,) or (logits, loss)."""
         cfg = self.cfg
@@ -633,23 +678,27 @@ class Oracle(nn.Module):
                 h = h + sinusoidal_positions(s, cfg.d_model, self.dtype)
         else:
             h = self._tensor(inp, self.dtype)
+        valid = self.positions_valid(lengths, h.shape[0], h.shape[1])
         if cfg.cross:
             if enc is None:
                 raise ValueError("cross-attention spec needs enc")
             enc = self._tensor(enc, self.dtype)
         for block in self.blocks:
-            h = block(h, enc)
+            h = block(h, enc, valid)
         if cfg.final:
             h = self.final_norm(h)
+        # Padded rows of the output are exactly 0 (and so is their gradient).
+        pad = (lambda t: t) if valid is None else \
+            (lambda t: torch.where(valid.unsqueeze(-1), t, torch.zeros_like(t)))
         if not cfg.has_head:
-            return (h,)
+            return (pad(h),)
         w = self.embed.tokens.t() if cfg.tied else self.head.weight
-        logits = linear_matmul(h, w, self.bf16)
+        logits = pad(linear_matmul(h, w, self.bf16))
         if not cfg.has_loss:
             return (logits,)
         if targets is None:
             raise ValueError("cross_entropy spec needs targets")
-        return logits, cross_entropy_mean(logits, self._tensor(targets, torch.long))
+        return logits, cross_entropy_mean(logits, self._tensor(targets, torch.long), valid)
 
 
 # ---------------------------------------------------------------------------
@@ -664,8 +713,8 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=1)
     ap.add_argument("--enc-seq", type=int, default=1)
-    ap.add_argument("--dir", help="reads x.bin/tokens.bin/enc.bin/targets.bin, "
-                    "writes oracle_<output>.bin")
+    ap.add_argument("--dir", help="reads x.bin/tokens.bin/lengths.bin/enc.bin/"
+                    "targets.bin, writes oracle_<output>.bin")
     ap.add_argument("--float32", action="store_true")
     args = ap.parse_args(argv)
 
@@ -687,10 +736,11 @@ def main(argv=None):
     rd = lambda n, dt, shape: np.fromfile(os.path.join(args.dir, n), dtype=dt).reshape(shape)
     inp = (rd("tokens.bin", np.int32, (b, s)) if cfg.has_embedding
            else rd("x.bin", np.float32, (b, s, d)))
+    lengths = rd("lengths.bin", np.int32, (b,)) if cfg.key_padding else None
     enc = rd("enc.bin", np.float32, (b, t, d)) if cfg.cross else None
     tgt = rd("targets.bin", np.int32, (b, s)) if cfg.has_loss else None
     with torch.no_grad():
-        outs = model(inp, enc, tgt)
+        outs = model(inp, enc, tgt, lengths)
     for name, out in zip(cfg.output_names(), outs):
         out.to(torch.float32).numpy().tofile(os.path.join(args.dir, f"oracle_{name}.bin"))
         print(name, tuple(out.shape))

@@ -10,7 +10,14 @@
 - F.cross_entropy(ignore_index=...) for the loss, the classic Vaswani formula
   for sinusoidal positions;
 - the layout (contiguity, the layout-JSON cross-check, spec defaults) and
-  autograd (torch.autograd.gradcheck, flat_grad against finite differences).
+  autograd (torch.autograd.gradcheck, flat_grad against finite differences);
+- [attention] key_padding: nn.TransformerEncoderLayer's src_key_padding_mask;
+  each row of a padded batch against the same model without key_padding run
+  on that row alone, truncated to its length (outputs, loss, every gradient;
+  padded output rows and d_x rows exactly 0); valid rows unchanged when the
+  padded positions' inputs, targets and output gradients change; lengths =
+  seq everywhere equal to the model without key_padding; gradcheck; the
+  spec / argument errors.
 
 Prints one line per check and `N passed, M failed`; exits nonzero on failure.
 """
@@ -122,6 +129,34 @@ def check_encoder(position, activation, mask, rng):
             ref = final(ref)
         (y,) = model(x)
     return maxerr(y, ref)
+
+
+def check_encoder_key_padding(mask, rng):
+    """Valid rows against nn.TransformerEncoderLayer with a key padding mask
+    (padded rows: the oracle writes 0, torch its own values)."""
+    cfg = spec(model="d_model = 24\nn_heads = 3\nd_ff = 40\ndepth = 2\nmax_seq = 16",
+               norm='position = "post"', ffn='activation = "gelu"',
+               attention=f'mask = "{mask}"\nkey_padding = true')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    b, s = 3, 11
+    lengths = np.array([s, 5, 1])
+    pad = torch.arange(s)[None, :] >= torch.from_numpy(lengths)[:, None]
+    with torch.no_grad():
+        ref = x = torch.from_numpy(rng.standard_normal((b, s, 24)))
+        mask_t = torch.ones(s, s, dtype=torch.bool).triu(1) if mask == "causal" else None
+        for i in range(cfg.depth):
+            layer = nn.TransformerEncoderLayer(24, 3, 40, dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=False, dtype=F64)
+            p = f"blocks.{i}."
+            copy_mha(layer.self_attn, model, p + "attn.")
+            copy_norm(layer.norm1, model, p + "attn_norm")
+            copy_norm(layer.norm2, model, p + "ffn_norm")
+            copy_ffn(layer, model, p + "ffn.")
+            ref = layer.train()(ref, src_mask=mask_t, src_key_padding_mask=pad)
+        (y,) = model(x, lengths=lengths)
+    assert torch.all(y[pad] == 0), "padded rows are not 0"
+    return maxerr(y[~pad], ref[~pad])
 
 
 def check_decoder(position, mask, rng):
@@ -307,6 +342,215 @@ NUMPY_SPECS = {
     "embed_no_head": 'name="a"\n[model]\nd_model=8\nn_heads=2\nd_ff=16\nmax_seq=16\n'
                      '[embedding]\nvocab=7\npositions="sinusoidal"',
 }
+
+
+# --- [attention] key_padding ---------------------------------------------
+
+def _pad_spec(body):
+    return f'name="p"\n[model]\n{body[0]}\n[attention]\nkey_padding=true\n{body[1]}\n{body[2]}'
+
+
+PAD_SPECS = {  # (model, [attention] keys, other sections)
+    "bert": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+             'mask="bidirectional"',
+             '[norm]\nposition="post"\n[embedding]\nvocab=13\npositions="learned"\n'
+             '[head]\ntied=true\nloss="cross_entropy"'),
+    "llama_rope_gqa_ce": ('d_model=16\nn_heads=4\ndepth=2\nmax_seq=16\nbias=false',
+                          'n_kv_heads=2\npositions="rope"',
+                          '[norm]\ntype="rmsnorm"\n[ffn]\nactivation="swiglu"\nmultiple_of=8\n'
+                          '[embedding]\nvocab=11\npositions="none"\n[head]\nloss="cross_entropy"'),
+    "window_alibi_bi": ('d_model=16\nn_heads=4\nd_ff=24\ndepth=2\nmax_seq=16',
+                        'mask="bidirectional"\nsliding_window=3\npositions="alibi"', ''),
+    "window_causal_sin_logits": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                                 'sliding_window=2',
+                                 '[embedding]\nvocab=9\npositions="sinusoidal"\n[head]'),
+    "cross": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+              'cross=true', '[norm]\ntype="rmsnorm"\nposition="deepnorm"'),
+    "qknorm_headdim_bi": ('d_model=16\nn_heads=4\nd_ff=24\ndepth=2\nmax_seq=16',
+                          'mask="bidirectional"\nqk_norm="layernorm"\nhead_dim=6', ''),
+}
+
+
+def pad_models(key, rng):
+    """The key_padding spec's oracle and the same spec without key_padding,
+    on the same random parameters."""
+    text = _pad_spec(PAD_SPECS[key])
+    padded = Oracle(Config.from_string(text), F64)
+    plain = Oracle(Config.from_string(text.replace("key_padding=true", "key_padding=false")),
+                   F64)
+    assert padded.cfg.key_padding and not plain.cfg.key_padding
+    flat = random_flat(padded, rng)
+    padded.load_flat(flat)
+    plain.load_flat(flat)
+    return padded, plain
+
+
+def pad_inputs(cfg, rng, b, s, t):
+    d = {}
+    if cfg.has_embedding:
+        d["inp"] = rng.integers(0, cfg.vocab, (b, s))
+    else:
+        d["inp"] = rng.standard_normal((b, s, cfg.d_model))
+    d["enc"] = rng.standard_normal((b, t, cfg.d_model)) if cfg.cross else None
+    d["targets"] = None
+    if cfg.has_loss:
+        d["targets"] = rng.integers(0, cfg.vocab, (b, s))
+        d["targets"][rng.random((b, s)) < 0.2] = -1
+    width = cfg.vocab if cfg.has_head else cfg.d_model
+    d["d_out"] = rng.standard_normal((b, s, width))
+    return d
+
+
+def run_with_grads(model, inp, enc, targets, d_out, lengths=None):
+    """Outputs, and the gradients of the loss (or of sum(out * d_out)):
+    (outs, d_params, d_x or None, d_enc or None)."""
+    cfg = model.cfg
+    model.zero_grad(set_to_none=True)
+    x = inp if cfg.has_embedding else torch.tensor(inp, dtype=F64, requires_grad=True)
+    e = torch.tensor(enc, dtype=F64, requires_grad=True) if enc is not None else None
+    outs = model(x, e, targets, lengths=lengths)
+    scalar = outs[1] if cfg.has_loss else (outs[0] * torch.from_numpy(d_out)).sum()
+    scalar.backward()
+    res = ([o.detach() for o in outs], model.flat_grad(),
+           None if cfg.has_embedding else x.grad.detach(),
+           None if e is None else e.grad.detach())
+    model.zero_grad(set_to_none=True)
+    return res
+
+
+def check_padding_truncated(key, rng, b=3, s=11, t=5):
+    """Each row of a padded batch is the model without key_padding run on
+    that row alone, truncated to its length: outputs, the loss (the mean
+    over every row's valid targets) and every gradient; padded output rows
+    and d_x rows exactly 0. Lengths s, 4 and 1: the short rows make empty
+    windows for padded queries."""
+    padded, plain = pad_models(key, rng)
+    cfg = padded.cfg
+    lengths = np.array([s, 4, 1])[rng.permutation(3)][:b]
+    d = pad_inputs(cfg, rng, b, s, t)
+    outs, g, gx, ge = run_with_grads(padded, d["inp"], d["enc"], d["targets"], d["d_out"],
+                                     lengths)
+    err = 0.0
+    counts = [int((d["targets"][r, :lengths[r]] >= 0).sum()) if cfg.has_loss else 0
+              for r in range(b)]
+    total = sum(counts)
+    want_g = np.zeros_like(g)
+    want_loss = 0.0
+    for r in range(b):
+        L = int(lengths[r])
+        tg = d["targets"][r:r + 1, :L] if cfg.has_loss else None
+        enc = d["enc"][r:r + 1] if cfg.cross else None
+        o, gr, gxr, ger = run_with_grads(plain, d["inp"][r:r + 1, :L], enc, tg,
+                                         d["d_out"][r:r + 1, :L])
+        assert torch.all(outs[0][r, L:] == 0), f"row {r}: padded output rows are not 0"
+        err = max(err, maxerr(outs[0][r:r + 1, :L], o[0]))
+        w = counts[r] / total if cfg.has_loss else 1.0
+        if cfg.has_loss:
+            want_loss += w * o[1].item()
+            if counts[r] == 0:
+                assert o[1].item() == 0.0
+        want_g += w * gr
+        if gx is not None:
+            assert torch.all(gx[r, L:] == 0), f"row {r}: d_x of padded rows is not 0"
+            err = max(err, maxerr(gx[r:r + 1, :L], w * gxr))
+        if ge is not None:
+            err = max(err, maxerr(ge[r:r + 1], w * ger))
+    if cfg.has_loss:
+        assert total > 0
+        err = max(err, abs(outs[1].item() - want_loss))
+    return max(err, float(np.abs(g - want_g).max()))
+
+
+def check_padding_invariant(key, rng, b=3, s=9, t=4):
+    """Changing the padded positions' inputs, targets and output gradients
+    changes nothing in the valid rows, the loss or any gradient."""
+    padded, _ = pad_models(key, rng)
+    cfg = padded.cfg
+    lengths = np.array([s, 3, 1])
+    d = pad_inputs(cfg, rng, b, s, t)
+    e = pad_inputs(cfg, rng, b, s, t)
+    pad = np.arange(s)[None, :] >= lengths[:, None]
+    for k in ("inp", "targets", "d_out"):
+        if d[k] is not None:
+            e[k][~pad] = d[k][~pad]
+    e["enc"] = d["enc"]
+    assert not np.array_equal(d["inp"], e["inp"])
+    a = run_with_grads(padded, d["inp"], d["enc"], d["targets"], d["d_out"], lengths)
+    z = run_with_grads(padded, e["inp"], e["enc"], e["targets"], e["d_out"], lengths)
+    err = max(maxerr(x, y) for x, y in zip(a[0], z[0]))
+    err = max(err, float(np.abs(a[1] - z[1]).max()))
+    for x, y in zip(a[2:], z[2:]):
+        if x is not None:
+            err = max(err, maxerr(x, y))
+    assert torch.all(a[0][0][torch.from_numpy(pad)] == 0)
+    return err
+
+
+def check_padding_full_length(key, rng, b=2, s=7, t=3):
+    """lengths = seq everywhere: the model without key_padding, exactly."""
+    padded, plain = pad_models(key, rng)
+    d = pad_inputs(padded.cfg, rng, b, s, t)
+    a = run_with_grads(padded, d["inp"], d["enc"], d["targets"], d["d_out"],
+                       np.full(b, s))
+    z = run_with_grads(plain, d["inp"], d["enc"], d["targets"], d["d_out"])
+    err = max(maxerr(x, y) for x, y in zip(a[0], z[0]))
+    err = max(err, float(np.abs(a[1] - z[1]).max()))
+    for x, y in zip(a[2:], z[2:]):
+        if x is not None:
+            err = max(err, maxerr(x, y))
+    return err
+
+
+def check_padding_gradcheck(rng):
+    """gradcheck through the padding masks (empty windows of padded queries
+    included): d_x and d_enc."""
+    cfg = Config.from_string(
+        'name="g"\n[model]\nd_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=8\n'
+        '[attention]\nkey_padding=true\nsliding_window=2\ncross=true\n'
+        'positions="alibi"\n[norm]\ntype="rmsnorm"')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    x = torch.from_numpy(rng.standard_normal((2, 6, 8))).requires_grad_()
+    enc = torch.from_numpy(rng.standard_normal((2, 3, 8))).requires_grad_()
+    lengths = np.array([2, 6])
+    assert torch.autograd.gradcheck(lambda a, e: model(a, e, lengths=lengths)[0], (x, enc))
+    (y,) = model(x, enc, lengths=lengths)
+    y.backward(torch.from_numpy(rng.standard_normal(y.shape)))
+    assert torch.all(x.grad[0, 2:] == 0) and torch.all(x.grad[0, :2] != 0)
+    assert all(torch.all(torch.isfinite(p.grad)) for p in model.parameters())
+    return 0.0
+
+
+def check_padding_errors(rng):
+    """key_padding must be a bool; lengths is required with it, refused
+    without it, and must hold batch entries in [1, seq]."""
+    for bad in ("1", '"true"', "0"):
+        try:
+            spec(model="d_model = 8\nn_heads = 2\nmax_seq = 8",
+                 attention=f"key_padding = {bad}")
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted key_padding = {bad}")
+    c = spec(model="d_model = 8\nn_heads = 2\nmax_seq = 8", attention="key_padding = true",
+             extra='[embedding]\nvocab = 5\n[head]\nloss = "cross_entropy"')
+    assert c.key_padding and c.input_names() == ["tokens", "lengths", "targets"], c.input_names()
+    c2 = spec(model="d_model = 8\nn_heads = 2\nmax_seq = 8", attention="cross = true")
+    assert not c2.key_padding and c2.input_names() == ["x", "enc"]
+    model, plain = Oracle(c, F64), Oracle(c2, F64)
+    tok, tgt = np.zeros((2, 4), dtype=np.int64), np.zeros((2, 4), dtype=np.int64)
+    x, enc = np.zeros((2, 4, 8)), np.zeros((2, 3, 8))
+    calls = [lambda: model(tok, targets=tgt),
+             lambda: model(tok, targets=tgt, lengths=[4, 0]),
+             lambda: model(tok, targets=tgt, lengths=[5, 4]),
+             lambda: model(tok, targets=tgt, lengths=[4]),
+             lambda: plain(x, enc, lengths=[4, 4])]
+    for k, call in enumerate(calls):
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError(f"call #{k} accepted bad lengths")
+    return 0.0
 
 
 # --- loss, positions, layout, autograd -------------------------------------
@@ -504,6 +748,9 @@ def main():
         for mask in ("causal", "bidirectional"):
             checks.append((f"nn.TransformerDecoderLayer {position} cross {mask}",
                            lambda p=position, m=mask: check_decoder(p, m, rng), 1e-10))
+    for mask in ("causal", "bidirectional"):
+        checks.append((f"nn.TransformerEncoderLayer src_key_padding_mask {mask}",
+                       lambda m=mask: check_encoder_key_padding(m, rng), 1e-10))
     for name, text in NUMPY_SPECS.items():
         checks.append((f"numpy reference {name}", lambda t=text: check_numpy(t, rng), 1e-10))
     checks += [
@@ -514,7 +761,19 @@ def main():
         ("gradcheck + flat_grad vs finite differences", lambda: check_gradcheck(rng), 1e-6),
         ("float32 oracle vs float64", lambda: check_float32(rng), 1e-4),
         ("bf16 rounding and matmul", lambda: check_bf16(rng), 1e-12),
+        ("key_padding spec and lengths errors", lambda: check_padding_errors(rng), 0.0),
+        ("key_padding gradcheck (empty windows, cross)",
+         lambda: check_padding_gradcheck(rng), 0.0),
     ]
+    for key in PAD_SPECS:
+        checks += [
+            (f"key_padding {key}: rows = truncated unpadded model (outputs, loss, grads)",
+             lambda k=key: check_padding_truncated(k, rng), 1e-10),
+            (f"key_padding {key}: padded inputs change nothing",
+             lambda k=key: check_padding_invariant(k, rng), 1e-12),
+            (f"key_padding {key}: lengths = seq is the unpadded model",
+             lambda k=key: check_padding_full_length(k, rng), 1e-13),
+        ]
     passed = failed = 0
     for name, fn, tol in checks:
         try:

@@ -212,9 +212,20 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
       SmallVector<Value> inverse;
       Value logL = math::LogOp::create(b, loc, state[1]);
       Value rowLse = e.add(state[0], logL);
-      for (int64_t r = 0; r < t.rows; ++r)
-        inverse.push_back(
-            arith::DivFOp::create(b, loc, l.f32(1.0), e.lane(state[1], r)));
+      // A padded query under a window may see no key: its sum is 0 and its
+      // output 0 (not 0 / 0).
+      bool mayBeEmpty = below && p.mask.lengths;
+      for (int64_t r = 0; r < t.rows; ++r) {
+        Value sum = e.lane(state[1], r);
+        Value inv = arith::DivFOp::create(b, loc, l.f32(1.0), sum);
+        if (mayBeEmpty)
+          inv = arith::SelectOp::create(
+              b, loc,
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                                    l.f32(0.0)),
+              l.f32(0.0), inv);
+        inverse.push_back(inv);
+      }
       e.storeRows(scratch.flat, accBase, inverse, exists, out.flat, outBase);
       if (lse.flat)
         for (int64_t r = 0; r < t.rows; ++r)

@@ -397,6 +397,12 @@ void cuda::emitFlashAttention(KernelBuilder &l,
             });
 
         Value inverse = arith::DivFOp::create(b, loc, e.f32(1.0), state[1]);
+        // A padded query under a window may see no key: output 0.
+        if (mask.below() && mask.lengths)
+          inverse =
+              e.select(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             state[1], e.f32(0.0)),
+                       e.f32(0.0), inverse);
         SmallVector<Value> outRow;
         for (int64_t i = 0; i < m.width; ++i)
           outRow.push_back(e.mulF(state[2 + i], inverse));

@@ -15,9 +15,17 @@
  * parameters and the harness writes params.bin before running forward.
  *
  * Inputs (dense, row-major): x.bin f32 [batch, seq, d_model] or tokens.bin
- * i32 [batch, seq]; enc.bin f32 [batch, enc_seq, d_model]; targets.bin i32
- * [batch, seq]. Outputs: y.bin or logits.bin (f32), loss.bin (one f32), and
- * header.txt (the header's macros and tensor table, for the test to check).
+ * i32 [batch, seq]; lengths.bin i32 [batch] (NAME_HAS_KEY_PADDING);
+ * enc.bin f32 [batch, enc_seq, d_model]; targets.bin i32 [batch, seq].
+ * Outputs: y.bin or logits.bin (f32), loss.bin (one f32), and header.txt
+ * (the header's macros and tensor table, for the test to check).
+ *
+ * With key_padding, every run then checks forward's `lengths` checks:
+ * TFC_ERR_NULL_POINTER for lengths = NULL (and, in argument order, params
+ * = NULL first), TFC_ERR_BAD_ARGUMENT for a length 0 and a length seq + 1
+ * (after the shape check: seq = max_seq + 1 still gives TFC_ERR_BAD_SHAPE;
+ * and after the token-id check), each with its tfc_last_error() message,
+ * and that a rejected forward writes no output (exit 2 if not).
  *
  * -b (backward): after forward, NAME_backward. Without a loss it reads the
  * output gradient d_y.bin or d_logits.bin (f32, the output's shape); with a
@@ -25,8 +33,10 @@
  * at NaN (backward must overwrite them). Writes d_params.bin, d_x.bin
  * (without [embedding]) and d_enc.bin (cross-attention). Then checks that
  * backward left params alone and returns TFC_ERR_NULL_POINTER for a NULL
- * d_params (and NULL params / d_y) and TFC_ERR_BAD_SHAPE for batch 0,
- * max_batch + 1 and seq max_seq + 1 (exit 2 with a message if not).
+ * d_params (and NULL params / d_y / lengths), TFC_ERR_BAD_SHAPE for batch
+ * 0, max_batch + 1 and seq max_seq + 1 and, with key_padding,
+ * TFC_ERR_BAD_ARGUMENT for a length 0 and seq + 1 (exit 2 with a message
+ * if not).
  * -a (accumulate): -b, then forward and backward once more into the same
  * d_params and d_x / d_enc buffers; writes d_params_acc.bin (should be twice
  * d_params.bin: gradients accumulate), d_x_acc.bin and d_enc_acc.bin (should
@@ -66,6 +76,7 @@
 #define HAS_HEAD MACRO(_HAS_HEAD)
 #define HAS_LOSS MACRO(_HAS_LOSS)
 #define HAS_CROSS MACRO(_HAS_CROSS)
+#define HAS_KEY_PADDING MACRO(_HAS_KEY_PADDING)
 #define HAS_BACKWARD MACRO(_HAS_BACKWARD)
 
 /* An undefined macro would silently read as 0 in #if: fail loudly instead. */
@@ -73,6 +84,8 @@ _Static_assert(HAS_EMBEDDING == 0 || HAS_EMBEDDING == 1, "NAME_HAS_EMBEDDING");
 _Static_assert(HAS_HEAD == 0 || HAS_HEAD == 1, "NAME_HAS_HEAD");
 _Static_assert(HAS_LOSS == 0 || HAS_LOSS == 1, "NAME_HAS_LOSS");
 _Static_assert(HAS_CROSS == 0 || HAS_CROSS == 1, "NAME_HAS_CROSS");
+_Static_assert(HAS_KEY_PADDING == 0 || HAS_KEY_PADDING == 1,
+               "NAME_HAS_KEY_PADDING");
 _Static_assert(HAS_BACKWARD == 0 || HAS_BACKWARD == 1, "NAME_HAS_BACKWARD");
 
 static const char *dir;
@@ -141,8 +154,9 @@ static void write_header_info(void) {
           (long long)VOCAB);
   fprintf(f,
           "HAS_EMBEDDING %d\nHAS_HEAD %d\nHAS_LOSS %d\nHAS_CROSS %d\n"
-          "HAS_BACKWARD %d\n",
-          HAS_EMBEDDING, HAS_HEAD, HAS_LOSS, HAS_CROSS, HAS_BACKWARD);
+          "HAS_KEY_PADDING %d\nHAS_BACKWARD %d\n",
+          HAS_EMBEDDING, HAS_HEAD, HAS_LOSS, HAS_CROSS, HAS_KEY_PADDING,
+          HAS_BACKWARD);
   fprintf(f, "param_count %lld\nNUM_TENSORS %lld\n",
           (long long)FN(_param_count)(), (long long)MACRO(_NUM_TENSORS));
   for (int64_t i = 0; i < (int64_t)MACRO(_NUM_TENSORS); ++i) {
@@ -217,20 +231,28 @@ static void free_mirrors(void) {}
 /* The model's arrays, shared by the forward and backward calls below. */
 static tfc_runtime *rt;
 static float *params, *out, *loss_out, *d_out, *d_x, *d_enc, *d_params;
-static const int32_t *tokens, *targets;
+static int32_t *tokens, *targets;
 static const float *x, *enc;
+/* lengths.bin; the calls pass lengths_arg (the status checks set it to
+ * NULL, or change an entry of lengths). */
+static int32_t *lengths;
+static const int32_t *lengths_arg;
 static void *workspace;
 static int64_t workspace_bytes; /* what the calls pass as its size */
 
-static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
+static int32_t call_forward_p(const float *p, int64_t batch, int64_t seq,
+                              int64_t enc_seq) {
   (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out, (void)d_enc;
-  (void)enc_seq;
-  push(params), push(tokens), push(x), push(enc), push(targets);
-  int32_t status = FN(_forward)((void *)rt, DEV(params),
+  (void)enc_seq, (void)lengths_arg;
+  push(p), push(tokens), push(x), push(lengths), push(enc), push(targets);
+  int32_t status = FN(_forward)((void *)rt, DEV(p),
 #if HAS_EMBEDDING
                                 DEV(tokens),
 #else
                                 DEV(x),
+#endif
+#if HAS_KEY_PADDING
+                                DEV(lengths_arg),
 #endif
 #if HAS_CROSS
                                 DEV(enc),
@@ -252,12 +274,19 @@ static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
   return status;
 }
 
+static int32_t call_forward(int64_t batch, int64_t seq, int64_t enc_seq) {
+  return call_forward_p(params, batch, seq, enc_seq);
+}
+
 #if HAS_BACKWARD
 static int32_t call_backward(const float *p, const float *dy, float *dp,
                              int64_t batch, int64_t seq, int64_t enc_seq) {
   (void)dy, (void)enc_seq;
-  push(p), push(dy), push(dp), push(d_x), push(d_enc);
+  push(p), push(lengths), push(dy), push(dp), push(d_x), push(d_enc);
   int32_t status = FN(_backward)((void *)rt, DEV(p),
+#if HAS_KEY_PADDING
+                                 DEV(lengths_arg),
+#endif
 #if !HAS_LOSS
                                  DEV(dy),
 #endif
@@ -278,16 +307,76 @@ static int32_t call_backward(const float *p, const float *dy, float *dp,
   return status;
 }
 
-/* A backward call that must fail with `want`. */
-static void expect_status(int32_t got, int32_t want, const char *what) {
+#endif
+
+#if HAS_BACKWARD || HAS_KEY_PADDING
+/* A call that must fail with `want`: `fn` is "forward" or "backward". */
+static void expect_status_of(const char *fn, int32_t got, int32_t want,
+                             const char *what) {
   if (got != want) {
-    fprintf(stderr,
-            "harness: backward with %s returned status %d (%s), want %d (%s)\n",
-            what, (int)got, tfc_status_string(got), (int)want,
+    fprintf(stderr, "harness: %s with %s returned status %d (%s), want %d (%s)\n",
+            fn, what, (int)got, tfc_status_string(got), (int)want,
             tfc_status_string(want));
     exit(2);
   }
 }
+
+#if HAS_BACKWARD
+static void expect_status(int32_t got, int32_t want, const char *what) {
+  expect_status_of("backward", got, want, what);
+}
+#endif
+#endif
+
+#if HAS_KEY_PADDING
+/* The message of the failing call just checked must be `want`. */
+static void expect_message(const char *want, const char *what) {
+  const char *got = tfc_last_error();
+  if (!got || strcmp(got, want) != 0) {
+    fprintf(stderr, "harness: %s: message \"%s\", want \"%s\"\n", what,
+            got ? got : "(null)", want);
+    exit(2);
+  }
+}
+
+/* The lengths checks of `fn` ("forward" / "backward"), run through `call`
+ * (which passes lengths_arg). A length is outside [1, seq]: 0 at the last
+ * row, seq + 1 at the first; the message names the first bad index. */
+static void expect_lengths_checks(const char *fn, int32_t (*call)(void),
+                                  int64_t batch, int64_t seq) {
+  char want[512], what[128];
+  lengths_arg = NULL;
+  expect_status_of(fn, call(), TFC_ERR_NULL_POINTER, "lengths = NULL");
+  snprintf(want, sizeof want, "%s_%s: lengths is NULL", STR(TFC_NAME), fn);
+  expect_message(want, "lengths = NULL");
+  lengths_arg = lengths;
+  int64_t rows[2] = {batch - 1, 0};
+  int32_t values[2] = {0, (int32_t)seq + 1};
+  for (int k = 0; k < 2; ++k) {
+    int32_t saved = lengths[rows[k]];
+    lengths[rows[k]] = values[k];
+    snprintf(what, sizeof what, "lengths[%lld] = %d", (long long)rows[k],
+             (int)values[k]);
+    expect_status_of(fn, call(), TFC_ERR_BAD_ARGUMENT, what);
+    snprintf(want, sizeof want, "%s_%s: lengths[%lld] = %d is outside [1, %lld]",
+             STR(TFC_NAME), fn, (long long)rows[k], (int)values[k],
+             (long long)seq);
+    expect_message(want, what);
+    lengths[rows[k]] = saved;
+  }
+}
+
+static int64_t check_batch, check_seq, check_enc_seq;
+static int32_t forward_checked(void) {
+  return call_forward(check_batch, check_seq, check_enc_seq);
+}
+#if HAS_BACKWARD
+static float *check_d_params;
+static int32_t backward_checked(void) {
+  return call_backward(params, d_out, check_d_params, check_batch, check_seq,
+                       check_enc_seq);
+}
+#endif
 #endif
 
 static float *alloc_floats(int64_t n, float fill) {
@@ -355,6 +444,12 @@ int main(int argc, char **argv) {
   x = read_file("x.bin", sizeof(float), bs * D_MODEL, 0);
   track(x, sizeof(float) * (size_t)(bs * D_MODEL));
 #endif
+#if HAS_KEY_PADDING
+  int64_t n_rows = batch > 0 ? batch : 0;
+  lengths = read_file("lengths.bin", sizeof(int32_t), n_rows, 0);
+  track(lengths, sizeof(int32_t) * (size_t)n_rows);
+#endif
+  lengths_arg = lengths;
 #if HAS_CROSS
   int64_t be = (batch > 0 ? batch : 0) * (enc_seq > 0 ? enc_seq : 0);
   enc = read_file("enc.bin", sizeof(float), be * D_MODEL, 0);
@@ -403,6 +498,59 @@ int main(int argc, char **argv) {
   write_file(out_file, out, sizeof(float), n_out);
 #if HAS_LOSS
   write_file("loss.bin", &loss, sizeof(float), 1);
+#endif
+
+#if HAS_KEY_PADDING
+  /* Forward's lengths checks; each rejected call must write nothing. */
+  check_batch = batch, check_seq = seq, check_enc_seq = enc_seq;
+  float *out_copy = alloc_floats(n_out, 0.0f);
+  memcpy(out_copy, out, sizeof(float) * (size_t)n_out);
+  expect_lengths_checks("forward", forward_checked, batch, seq);
+  {
+    char want[512];
+    /* NULL pointers in argument order: params comes first. */
+    lengths_arg = NULL;
+    expect_status_of("forward", call_forward_p(NULL, batch, seq, enc_seq),
+                     TFC_ERR_NULL_POINTER, "params = NULL, lengths = NULL");
+    snprintf(want, sizeof want, "%s_forward: params is NULL", STR(TFC_NAME));
+    expect_message(want, "params = NULL, lengths = NULL");
+    lengths_arg = lengths;
+    /* The shape check comes before the lengths' values. */
+    int32_t saved = lengths[0];
+    lengths[0] = 0;
+    expect_status_of("forward",
+                     call_forward(batch, (int64_t)MACRO(_MAX_SEQ) + 1, enc_seq),
+                     TFC_ERR_BAD_SHAPE, "lengths[0] = 0, seq = max_seq + 1");
+#if HAS_EMBEDDING
+    /* So does the token-id check. */
+    int32_t saved_token = tokens[0];
+    tokens[0] = (int32_t)VOCAB;
+    expect_status_of("forward", call_forward(batch, seq, enc_seq),
+                     TFC_ERR_BAD_ARGUMENT, "tokens[0] = vocab, lengths[0] = 0");
+    snprintf(want, sizeof want, "%s_forward: tokens[0] = %lld is outside [0, %lld)",
+             STR(TFC_NAME), (long long)VOCAB, (long long)VOCAB);
+    expect_message(want, "tokens[0] = vocab, lengths[0] = 0");
+    tokens[0] = saved_token;
+#endif
+    lengths[0] = saved;
+  }
+  int out_changed =
+      memcmp(out_copy, out, sizeof(float) * (size_t)n_out) != 0;
+  free(out_copy);
+#if HAS_LOSS
+  {
+    float written;
+    FILE *f = fopen(path_of("loss.bin"), "rb");
+    if (!f || fread(&written, sizeof written, 1, f) != 1)
+      die("cannot read back", path_of("loss.bin"));
+    fclose(f);
+    out_changed |= memcmp(&written, &loss, sizeof loss) != 0;
+  }
+#endif
+  if (out_changed) {
+    fprintf(stderr, "harness: a rejected forward wrote its outputs\n");
+    return 2;
+  }
 #endif
 
 #if HAS_BACKWARD
@@ -467,6 +615,19 @@ int main(int argc, char **argv) {
                                 (int64_t)MACRO(_MAX_SEQ) + 1),
                   TFC_ERR_BAD_SHAPE, "enc_seq = max_seq + 1");
 #endif
+#if HAS_KEY_PADDING
+    check_d_params = scratch;
+    expect_lengths_checks("backward", backward_checked, batch, seq);
+    lengths_arg = NULL;
+    expect_status(call_backward(NULL, d_out, scratch, batch, seq, enc_seq),
+                  TFC_ERR_NULL_POINTER, "params = NULL, lengths = NULL");
+    {
+      char want[512];
+      snprintf(want, sizeof want, "%s_backward: params is NULL", STR(TFC_NAME));
+      expect_message(want, "backward with params = NULL, lengths = NULL");
+    }
+    lengths_arg = lengths;
+#endif
     workspace_bytes = ws_size - 1;
     expect_status(call_backward(params, d_out, scratch, batch, seq, enc_seq),
                   TFC_ERR_WORKSPACE, "workspace_bytes = workspace_size - 1");
@@ -509,7 +670,7 @@ int main(int argc, char **argv) {
   free(workspace);
 #endif
   free(d_params);
-  free((void *)tokens), free((void *)targets), free((void *)x);
+  free(tokens), free(targets), free((void *)x), free(lengths);
   free((void *)enc);
   printf("harness: ok batch=%lld seq=%lld workspace=%lld bytes%s\n",
          (long long)batch, (long long)seq, (long long)ws_size,

@@ -279,6 +279,10 @@ def Tfc_IgnorePaddingOp : Tfc_Op<"ignore_padding", [Pure, AllTypesMatch<["target
 
 def Tfc_SoftmaxOp : Tfc_Op<"softmax", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "softmax over the last axis";
+  let description = [{
+    A row of only -inf (an attention query whose mask hides every key: a
+    padded position under a sliding window) is 0, not NaN.
+  }];
   let arguments = (ins Tfc_F32Tensor:$input);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
