@@ -109,10 +109,34 @@ struct FuseAttentionChain : OpRewritePattern<AttentionContextOp> {
   }
 };
 
+/// rope(split_heads(x)) -> split_heads_rope(x): the rotation on the way
+/// into the per-head layout, not a sweep of its own (q and k without
+/// QK-norm, whose per-head norm sits between the two).
+struct FuseSplitHeadsRope : OpRewritePattern<RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RopeOp rope,
+                                PatternRewriter &rewriter) const override {
+    auto split = rope.getInput().getDefiningOp<SplitHeadsOp>();
+    if (!split || !split->hasOneUse())
+      return rewriter.notifyMatchFailure(
+          rope, "the input is not a split_heads used only here");
+    auto fused = SplitHeadsRopeOp::create(
+        rewriter, rewriter.getFusedLoc({split.getLoc(), rope.getLoc()}),
+        rope.getType(), split.getInput(), rope.getThetaAttr(),
+        rope.getRotaryDimAttr(), rope.getStyleAttr(), rope.getOffsetAttr(),
+        rope.getInverseAttr());
+    markFused(fused, "attention");
+    rewriter.replaceOp(rope, fused.getResult());
+    rewriter.eraseOp(split);
+    return success();
+  }
+};
+
 struct TfcFuseAttention : tfc::impl::TfcFuseAttentionBase<TfcFuseAttention> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionChain>(&getContext());
+    patterns.add<FuseAttentionChain, FuseSplitHeadsRope>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -41,3 +41,42 @@ LogicalResult FlashAttentionOp::buildGradients(OpBuilder &b,
   context.addOperandGrad(getValue(), grads.getValueGrad());
   return success();
 }
+
+/// `grad`, marked with the fusion that made `op` (one switch turns both off).
+static Value sameFusion(Operation *op, Operation *grad) {
+  if (Attribute fused = op->getAttr(kFused))
+    grad->setAttr(kFused, fused);
+  return grad->getResult(0);
+}
+
+/// The attributes of a rotation's transpose: the same rotation by minus the
+/// angle.
+template <typename RopeLike>
+static UnitAttr transposedRotation(RopeLike op, OpBuilder &b) {
+  return op.getInverse() ? UnitAttr() : b.getUnitAttr();
+}
+
+LogicalResult SplitHeadsRopeOp::buildGradients(OpBuilder &b,
+                                               GradientContext &context) {
+  // The transpose of split-then-rotate: rotate back, then merge.
+  if (Value dy = context.resultGrad(0))
+    context.addGrad(getInput(),
+                    sameFusion(*this, RopeMergeHeadsOp::create(
+                                          b, getLoc(), getInput().getType(), dy,
+                                          getThetaAttr(), getRotaryDimAttr(),
+                                          getStyleAttr(), getOffsetAttr(),
+                                          transposedRotation(*this, b))));
+  return success();
+}
+
+LogicalResult RopeMergeHeadsOp::buildGradients(OpBuilder &b,
+                                               GradientContext &context) {
+  if (Value dy = context.resultGrad(0))
+    context.addGrad(getInput(),
+                    sameFusion(*this, SplitHeadsRopeOp::create(
+                                          b, getLoc(), getInput().getType(), dy,
+                                          getThetaAttr(), getRotaryDimAttr(),
+                                          getStyleAttr(), getOffsetAttr(),
+                                          transposedRotation(*this, b))));
+  return success();
+}

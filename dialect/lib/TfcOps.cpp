@@ -253,23 +253,45 @@ LogicalResult SumHeadGroupsOp::verify() {
                           getInput().getType(), "input");
 }
 
+/// RoPE's rules on the per-head side `heads` ([b, h, t, dh]) of a rotation.
+template <typename RopeLike>
+static LogicalResult verifyRope(RopeLike op, Value heads) {
+  if (failed(verifyRank(op, heads, "per-head tensor", 4)))
+    return failure();
+  int64_t headDim = tensorType(heads).getDimSize(3);
+  if (ShapedType::isDynamic(headDim))
+    return op.emitOpError("needs a static head dimension");
+  int64_t rot = op.getRotaryDim();
+  if (rot < 2 || rot % 2 != 0 || rot > headDim)
+    return op.emitOpError("rotary_dim must be even and in [2, ")
+           << headDim << "] (the head dimension), got " << rot;
+  double theta = op.getTheta().convertToDouble();
+  if (!(theta > 0.0) || !std::isfinite(theta))
+    return op.emitOpError("theta must be positive and finite, got ") << theta;
+  // I64Attr reads back unsigned: check the signed value.
+  if (int64_t offset = op.getOffsetAttr().getInt(); offset < 0)
+    return op.emitOpError("offset must be >= 0, got ") << offset;
+  return success();
+}
+
 LogicalResult RopeOp::verify() {
   if (failed(verifyRank(*this, getInput(), "input", 4)))
     return failure();
-  int64_t headDim = getInput().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim))
-    return emitOpError("needs a static head dimension");
-  int64_t rot = getRotaryDim();
-  if (rot < 2 || rot % 2 != 0 || rot > headDim)
-    return emitOpError("rotary_dim must be even and in [2, ")
-           << headDim << "] (the head dimension), got " << rot;
-  double theta = getTheta().convertToDouble();
-  if (!(theta > 0.0) || !std::isfinite(theta))
-    return emitOpError("theta must be positive and finite, got ") << theta;
-  // I64Attr reads back unsigned: check the signed value.
-  if (int64_t offset = getOffsetAttr().getInt(); offset < 0)
-    return emitOpError("offset must be >= 0, got ") << offset;
-  return success();
+  return verifyRope(*this, getInput());
+}
+
+LogicalResult SplitHeadsRopeOp::verify() {
+  if (failed(verifyRope(*this, getResult())))
+    return failure();
+  return verifyHeadSplit(*this, getInput().getType(), "input",
+                         getResult().getType(), "result");
+}
+
+LogicalResult RopeMergeHeadsOp::verify() {
+  if (failed(verifyRope(*this, getInput())))
+    return failure();
+  return verifyHeadSplit(*this, getResult().getType(), "result",
+                         getInput().getType(), "input");
 }
 
 /// For ops contracting two per-head tensors: all rank 4, same batch and heads.

@@ -185,3 +185,35 @@ func.func @grad_lengths_batch(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>,
   %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q lengths %len scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>, tensor<1xi32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
   return
 }
+
+// -----
+
+func.func @split_heads_rope_odd(%x: tensor<?x?x512xf32>) {
+  // expected-error @+1 {{'tfc.split_heads_rope' op rotary_dim must be even and in [2, 64] (the head dimension), got 63}}
+  %q = tfc.split_heads_rope #tfc.rope_style<half> %x theta 1.0e4 rotary_dim 63 : tensor<?x?x512xf32> -> tensor<?x8x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_rope_width(%x: tensor<?x?x500xf32>) {
+  // expected-error @+1 {{'tfc.split_heads_rope' op width (500) must equal heads (8) x head width (64)}}
+  %q = tfc.split_heads_rope #tfc.rope_style<half> %x theta 1.0e4 rotary_dim 64 : tensor<?x?x500xf32> -> tensor<?x8x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @rope_merge_heads_theta(%q: tensor<?x8x?x64xf32>) {
+  // expected-error @+1 {{'tfc.rope_merge_heads' op theta must be positive and finite, got -1.000000e+00}}
+  %m = tfc.rope_merge_heads #tfc.rope_style<half> %q theta -1.0 rotary_dim 64 : tensor<?x8x?x64xf32> -> tensor<?x?x512xf32>
+  return
+}
+
+// -----
+
+func.func @rope_merge_heads_rank(%q: tensor<?x?x64xf32>) {
+  // expected-error @+1 {{'tfc.rope_merge_heads' op per-head tensor must have rank 4, got rank 3}}
+  %m = tfc.rope_merge_heads #tfc.rope_style<half> %q theta 1.0e4 rotary_dim 64 : tensor<?x?x64xf32> -> tensor<?x?x512xf32>
+  return
+}

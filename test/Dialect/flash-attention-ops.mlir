@@ -61,3 +61,13 @@ func.func @padded(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
   %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<bidirectional> %q, %k, %v, %o, %l, %do lengths %len scale 0.125 window 4 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?xf32>, tensor<?x8x?x64xf32>, tensor<?xi32>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
   return
 }
+
+// RoPE fused with the head split and, transposed, with the head merge.
+// CHECK-LABEL: func.func @rope_heads(
+// CHECK:         %[[Q:.*]] = tfc.split_heads_rope #tfc.rope_style<half> %arg0 theta 1.000000e+04 rotary_dim 64 : tensor<?x?x512xf32> -> tensor<?x8x?x64xf32>
+// CHECK:         tfc.rope_merge_heads #tfc.rope_style<interleaved> %[[Q]] theta 5.000000e+05 rotary_dim 32 {inverse} : tensor<?x8x?x64xf32> -> tensor<?x?x512xf32>
+func.func @rope_heads(%x: tensor<?x?x512xf32>) -> tensor<?x?x512xf32> {
+  %q = tfc.split_heads_rope #tfc.rope_style<half> %x theta 1.0e4 rotary_dim 64 : tensor<?x?x512xf32> -> tensor<?x8x?x64xf32>
+  %m = tfc.rope_merge_heads #tfc.rope_style<interleaved> %q theta 5.0e5 rotary_dim 32 {inverse} : tensor<?x8x?x64xf32> -> tensor<?x?x512xf32>
+  return %m : tensor<?x?x512xf32>
+}

@@ -62,6 +62,21 @@ func.func @window(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// RoPE in the head split: its gradient rotates back in the head merge, in
+// the same fusion.
+// CHECK-LABEL: func.func @rope_heads_grad(
+// CHECK:         tfc.rope_merge_heads #tfc.rope_style<half> %arg1 theta 1.000000e+04 rotary_dim 4 {inverse, tfc.fused = "attention"} : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+func.func @rope_heads(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x4xf32> {tfc.role = "y"})
+    attributes {tfc.model = "rope_heads", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %q = tfc.split_heads_rope #tfc.rope_style<half> %x theta 1.0e4 rotary_dim 4 {tfc.fused = "attention"} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  return %q : tensor<?x2x?x4xf32>
+}
+
+// -----
+
 // A padded batch: backward takes the lengths again, after params, and the
 // gradient reads them there (forward saves no copy of them).
 // CHECK-LABEL: func.func @padded(

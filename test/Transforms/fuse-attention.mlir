@@ -125,6 +125,24 @@ func.func @alibi(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
 
 // -----
 
+// RoPE moves into the head split of its single-use q and k; a split with
+// another use (v's, or one also returned) stays, and so does its rope.
+// CHECK-LABEL: func.func @rope_split(
+// CHECK-NEXT:    %[[Q:.*]] = tfc.split_heads_rope #tfc.rope_style<half> %arg0 theta 1.000000e+04 rotary_dim 8 {tfc.fused = "attention"} : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+// CHECK-NEXT:    %[[K:.*]] = tfc.split_heads %arg1
+// CHECK-NEXT:    %[[KR:.*]] = tfc.rope #tfc.rope_style<half> %[[K]] theta 1.000000e+04 rotary_dim 4 :
+// CHECK-NEXT:    return %[[Q]], %[[KR]], %[[K]]
+func.func @rope_split(%x: tensor<?x?x16xf32>, %y: tensor<?x?x16xf32>)
+    -> (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) {
+  %q = tfc.split_heads %x : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %qr = tfc.rope #tfc.rope_style<half> %q theta 1.0e4 rotary_dim 8 : tensor<?x2x?x8xf32>
+  %k = tfc.split_heads %y : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %kr = tfc.rope #tfc.rope_style<half> %k theta 1.0e4 rotary_dim 4 : tensor<?x2x?x8xf32>
+  return %qr, %kr, %k : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // A padded batch's lengths move in with the mask.
 // CHECK-LABEL: func.func @padded(
 // CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %arg0, %arg1, %arg2 lengths %arg3 scale 5.000000e-01 window 3 {tfc.fused = "attention"} : ({{.*}}, tensor<?xi32>) -> (

@@ -89,4 +89,44 @@ def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+// RoPE in the head split (and, for its gradient, in the head merge): the
+// projection's output is rotated on its way into the per-head layout, so
+// q and k take no sweep of their own for it.
+class Tfc_RopeHeadsOp<string mnemonic, string summaryText>
+    : Tfc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+  let summary = summaryText;
+  let arguments = (ins Tfc_F32Tensor:$input, F64Attr:$theta,
+                       I64Attr:$rotary_dim, Tfc_RopeStyleAttr:$style,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       UnitAttr:$inverse);
+  let results = (outs Tfc_F32Tensor:$result);
+  let assemblyFormat = [{
+    qualified($style) $input `theta` $theta `rotary_dim` $rotary_dim attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_SplitHeadsRopeOp : Tfc_RopeHeadsOp<"split_heads_rope",
+    "tfc.rope of tfc.split_heads: [b, s, h*dh] -> [b, h, s, dh], rotated"> {
+  let description = [{
+    `tfc.rope(tfc.split_heads(input))` with the same attributes, in one
+    sweep. Its gradient is tfc.rope_merge_heads with the opposite `inverse`.
+
+    ```mlir
+    %q = tfc.split_heads_rope #tfc.rope_style<half> %x theta 1.0e4
+        rotary_dim 64 : tensor<?x?x512xf32> -> tensor<?x8x?x64xf32>
+    ```
+  }];
+}
+
+def Tfc_RopeMergeHeadsOp : Tfc_RopeHeadsOp<"rope_merge_heads",
+    "tfc.merge_heads of tfc.rope: [b, h, s, dh] -> [b, s, h*dh], rotated"> {
+  let description = [{
+    `tfc.merge_heads(tfc.rope(input))` with the same attributes, in one
+    sweep: with `inverse`, the gradient of tfc.split_heads_rope. Its own
+    gradient is tfc.split_heads_rope with the opposite `inverse`.
+  }];
+}
+
 #endif // TFC_ATTENTION_OPS_TD
