@@ -181,6 +181,20 @@ def cross_specs():
                   "d_ff": 40, "bias": False},
         "norm": {"position": "deepnorm", "deepnorm_alpha": 1.3, "final": True},
         "ffn": {"activation": "reglu"}, "attention": {"cross": True}}))
+    # Cross-attention with its own K/V heads and head width: multi-query of
+    # width 6 beside self-attention's GQA of width 8, with QK-norm.
+    specs.append(SpecCase("cross_heads_mqa_qknorm", {
+        "model": {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4,
+                  "d_ff": 48},
+        "norm": {"type": "rmsnorm"},
+        "attention": {"cross": True, "n_kv_heads": 2, "cross_n_kv_heads": 1,
+                      "cross_head_dim": 6, "qk_norm": "rmsnorm"}}, quick=True))
+    specs.append(SpecCase("cross_heads_wide_padded", {
+        "model": {"d_model": 24, "n_heads": 2, "depth": 2, "max_seq": 64, "max_batch": 4,
+                  "d_ff": 40},
+        "norm": {"position": "post"},
+        "attention": {"mask": "bidirectional", "cross": True, "cross_head_dim": 20,
+                      "key_padding": True}}))
     return specs
 
 

@@ -50,7 +50,7 @@ _KEYS = {
     "ffn": {"activation", "multiple_of"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
                   "positions", "rope_theta", "rope_style", "rope_fraction",
-                  "sliding_window", "key_padding"},
+                  "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"},
     "embedding": {"vocab", "positions"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
@@ -142,6 +142,16 @@ class Config:
 
         self.mask = choice("attention", "mask", "causal", ("causal", "bidirectional"))
         self.cross = bool(get("attention", "cross", False))
+        # Cross-attention's own K/V heads and head width (self-attention's
+        # unless given; only with cross = true).
+        if not self.cross and (get("attention", "cross_n_kv_heads") is not None or
+                               get("attention", "cross_head_dim") is not None):
+            raise SpecError("cross_n_kv_heads / cross_head_dim need cross = true")
+        self.cross_n_kv_heads = int(get("attention", "cross_n_kv_heads", self.n_kv_heads))
+        self.cross_head_dim = int(get("attention", "cross_head_dim", self.head_dim))
+        if self.cross_head_dim < 1 or self.cross_n_kv_heads < 1 or \
+                self.n_heads % self.cross_n_kv_heads:
+            raise SpecError("n_heads must be a multiple of cross_n_kv_heads")
         # QK-norm: every attention's q and k heads normalised over head_dim
         # with their own weights. RoPE: self-attention only.
         self.qk_norm = choice("attention", "qk_norm", "none",
@@ -230,13 +240,15 @@ def _norm_tensors(cfg, prefix, width=None, kind=None):
     return out
 
 
-def _attention_tensors(cfg, prefix, shapes):
+def _attention_tensors(cfg, prefix, kv_heads, head_dim):
+    d = cfg.d_model
+    q, kv = cfg.n_heads * head_dim, kv_heads * head_dim
     t = []
-    for w, n_in, n_out in shapes:
+    for w, n_in, n_out in (("wq", d, q), ("wk", d, kv), ("wv", d, kv), ("wo", q, d)):
         t += _linear_tensors(cfg, prefix + w, n_in, n_out)
     if cfg.qk_norm != "none":
         for n in ("q_norm", "k_norm"):
-            t += _norm_tensors(cfg, prefix + n, cfg.head_dim, cfg.qk_norm)
+            t += _norm_tensors(cfg, prefix + n, head_dim, cfg.qk_norm)
     return t
 
 
@@ -251,12 +263,11 @@ def block_tensors(cfg, i):
     d, f = cfg.d_model, cfg.d_ff
     p = f"blocks.{i}."
     t = _norm_tensors(cfg, p + "attn_norm")
-    q, kv = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
-    shapes = (("wq", d, q), ("wk", d, kv), ("wv", d, kv), ("wo", q, d))
-    t += _attention_tensors(cfg, p + "attn.", shapes)
+    t += _attention_tensors(cfg, p + "attn.", cfg.n_kv_heads, cfg.head_dim)
     if cfg.cross:
         t += _norm_tensors(cfg, p + "cross_norm")
-        t += _attention_tensors(cfg, p + "cross.", shapes)
+        t += _attention_tensors(cfg, p + "cross.", cfg.cross_n_kv_heads,
+                                cfg.cross_head_dim)
     t += _norm_tensors(cfg, p + "ffn_norm")
     if cfg.gated:
         t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
@@ -430,17 +441,19 @@ class Attention(nn.Module):
     def __init__(self, cfg, dtype, self_attention=True):
         super().__init__()
         d = cfg.d_model
-        self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
-        self.n_kv_heads = cfg.n_kv_heads
-        q, kv = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
+        # Cross-attention has its own K/V heads and head width.
+        self.n_heads = cfg.n_heads
+        self.head_dim = cfg.head_dim if self_attention else cfg.cross_head_dim
+        self.n_kv_heads = cfg.n_kv_heads if self_attention else cfg.cross_n_kv_heads
+        q, kv = cfg.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
         self.wq = Linear(d, q, cfg.bias, dtype)
         self.wk = Linear(d, kv, cfg.bias, dtype)
         self.wv = Linear(d, kv, cfg.bias, dtype)
         self.wo = Linear(q, d, cfg.bias, dtype)
         self.qk_norm = cfg.qk_norm != "none"
         if self.qk_norm:
-            self.q_norm = Norm(cfg, dtype, cfg.head_dim, cfg.qk_norm)
-            self.k_norm = Norm(cfg, dtype, cfg.head_dim, cfg.qk_norm)
+            self.q_norm = Norm(cfg, dtype, self.head_dim, cfg.qk_norm)
+            self.k_norm = Norm(cfg, dtype, self.head_dim, cfg.qk_norm)
         self.rope = None
         if self_attention and cfg.attn_positions == "rope":
             self.rope = (cfg.rope_theta, cfg.rotary_dim, cfg.rope_style)
