@@ -51,11 +51,7 @@ namespace {
 
 struct SplitHeadsLowering : TfcOpLowering<SplitHeadsLowering, SplitHeadsOp> {
   LogicalResult plan(SplitHeadsOp op, Lowering &l) const {
-    Buffer in = l.lookup(op.getInput());
-    auto type = op.getResult().getType();
-    l.allocateResult(op.getResult(),
-                     {in.dims[0], l.allocIndex(type.getDimSize(1)), in.dims[1],
-                      l.allocIndex(type.getDimSize(3))});
+    allocateSplitHeads(l, op.getResult(), op.getInput());
     return success();
   }
   LogicalResult emit(SplitHeadsOp op, Lowering &l) const {
@@ -67,10 +63,7 @@ struct SplitHeadsLowering : TfcOpLowering<SplitHeadsLowering, SplitHeadsOp> {
 
 struct MergeHeadsLowering : TfcOpLowering<MergeHeadsLowering, MergeHeadsOp> {
   LogicalResult plan(MergeHeadsOp op, Lowering &l) const {
-    Buffer in = l.lookup(op.getInput());
-    auto type = op.getResult().getType();
-    l.allocateResult(op.getResult(), {in.dims[0], in.dims[2],
-                                      l.allocIndex(type.getDimSize(2))});
+    allocateMergedHeads(l, op.getResult(), op.getInput());
     return success();
   }
   LogicalResult emit(MergeHeadsOp op, Lowering &l) const {

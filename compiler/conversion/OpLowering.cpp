@@ -31,3 +31,17 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateRopeLowerings(set);
   populatePaddingLowerings(set);
 }
+
+void mlir::tfc::allocateSplitHeads(Lowering &l, Value result, Value rows) {
+  Buffer in = l.lookup(rows);
+  auto type = cast<RankedTensorType>(result.getType());
+  l.allocateResult(result, {in.dims[0], l.allocIndex(type.getDimSize(1)),
+                            in.dims[1], l.allocIndex(type.getDimSize(3))});
+}
+
+void mlir::tfc::allocateMergedHeads(Lowering &l, Value result, Value heads) {
+  Buffer in = l.lookup(heads);
+  auto type = cast<RankedTensorType>(result.getType());
+  l.allocateResult(result,
+                   {in.dims[0], in.dims[2], l.allocIndex(type.getDimSize(2))});
+}

@@ -105,6 +105,14 @@ void populatePaddingLowerings(OpLoweringSet &set);
 /// the kernels they ask for are the target's (Lowering::kernels()).
 void populateTfcLowerings(OpLoweringSet &set);
 
+/// Reserves `result` ([b, heads, seq, dh], static heads and dh) for the
+/// per-head split of `rows` ([b, seq, heads * dh]): tfc.split_heads and
+/// tfc.split_heads_rope.
+void allocateSplitHeads(Lowering &l, Value result, Value rows);
+/// Reserves `result` ([b, seq, heads * dh]) for the merge of `heads`
+/// ([b, heads, seq, dh]): tfc.merge_heads and tfc.rope_merge_heads.
+void allocateMergedHeads(Lowering &l, Value result, Value heads);
+
 /// The keys an op's mask kind, sliding window and a padded batch's lengths
 /// (null: none) hide, as kernels take it.
 inline AttentionMask attentionMaskOf(Lowering &l, MaskKind kind,

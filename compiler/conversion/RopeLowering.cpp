@@ -134,11 +134,7 @@ struct RopeLowering : ShapePreservingLowering<RopeLowering, RopeOp> {
 struct SplitHeadsRopeLowering
     : TfcOpLowering<SplitHeadsRopeLowering, SplitHeadsRopeOp> {
   LogicalResult plan(SplitHeadsRopeOp op, Lowering &l) const {
-    Buffer in = l.lookup(op.getInput());
-    auto type = op.getResult().getType();
-    l.allocateResult(op.getResult(),
-                     {in.dims[0], l.allocIndex(type.getDimSize(1)), in.dims[1],
-                      l.allocIndex(type.getDimSize(3))});
+    allocateSplitHeads(l, op.getResult(), op.getInput());
     return success();
   }
   LogicalResult emit(SplitHeadsRopeOp op, Lowering &l) const {
@@ -154,10 +150,7 @@ struct SplitHeadsRopeLowering
 struct RopeMergeHeadsLowering
     : TfcOpLowering<RopeMergeHeadsLowering, RopeMergeHeadsOp> {
   LogicalResult plan(RopeMergeHeadsOp op, Lowering &l) const {
-    Buffer in = l.lookup(op.getInput());
-    auto type = op.getResult().getType();
-    l.allocateResult(op.getResult(), {in.dims[0], in.dims[2],
-                                      l.allocIndex(type.getDimSize(2))});
+    allocateMergedHeads(l, op.getResult(), op.getInput());
     return success();
   }
   LogicalResult emit(RopeMergeHeadsOp op, Lowering &l) const {

@@ -66,7 +66,7 @@ Checked blockParams(const Spec &s) {
   Checked block = attentionParams(s, /*self=*/true);
   if (s.attention.cross)
     block += attentionParams(s, /*self=*/false); // cross_norm and cross.*
-  block += norm(s);     // ffn_norm
+  block += norm(s);                              // ffn_norm
   if (isGated(s.ffn.activation))
     block += linear(s, d, f);                 // w_gate
   block += linear(s, d, f) + linear(s, f, d); // w_up, w_down
@@ -97,8 +97,8 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
   // The formula is documented at workspaceBound in Spec.h.
   // Per-token buffers scale with the widest of d_model and the heads' width.
   int64_t h = s.model.nHeads, f = s.model.dFF;
-  int64_t d = std::max({s.model.dModel, h * s.attention.headDim,
-                        h * s.attention.crossHeadDim});
+  int64_t d = std::max(
+      {s.model.dModel, h * s.attention.headDim, h * s.attention.crossHeadDim});
   int64_t seq = s.model.maxSeq;
   int64_t attentions = s.attention.cross ? 2 : 1;
   int64_t vocab = s.head && s.embedding ? s.embedding->vocab : 0;

@@ -73,16 +73,22 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
                         "{}, over the limit of {}; use more heads",
                         m.dModel, m.nHeads, attn.headDim, Limits::maxHeadDim));
   }
-  if (!sources.has("attention.n_kv_heads"))
-    attn.nKvHeads = m.nHeads;
-  else if (attn.nKvHeads > m.nHeads)
-    error("attention.n_kv_heads",
-          fmt::format("n_kv_heads = {} is more than n_heads = {}",
-                      attn.nKvHeads, m.nHeads));
-  else if (m.nHeads % attn.nKvHeads != 0)
-    error("attention.n_kv_heads",
-          fmt::format("n_heads = {} is not a multiple of n_kv_heads = {}",
-                      m.nHeads, attn.nKvHeads));
+  // K/V heads (of self- or cross-attention, `name`): `fallback` unless
+  // given, at most n_heads and dividing it.
+  auto resolveKvHeads = [&](const char *name, int64_t &kvHeads,
+                            int64_t fallback) {
+    std::string key = std::string("attention.") + name;
+    if (!sources.has(key))
+      kvHeads = fallback;
+    else if (kvHeads > m.nHeads)
+      error(key.c_str(), fmt::format("{} = {} is more than n_heads = {}", name,
+                                     kvHeads, m.nHeads));
+    else if (m.nHeads % kvHeads != 0)
+      error(key.c_str(),
+            fmt::format("n_heads = {} is not a multiple of {} = {}", m.nHeads,
+                        name, kvHeads));
+  };
+  resolveKvHeads("n_kv_heads", attn.nKvHeads, m.nHeads);
   if (int64_t(m.nHeads) * attn.headDim > Limits::maxWidth)
     error(sources.has("attention.head_dim") ? "attention.head_dim"
                                             : "model.n_heads",
@@ -106,16 +112,7 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
           fmt::format("the cross-attention query width n_heads * "
                       "cross_head_dim = {} * {} is over the limit of {}",
                       m.nHeads, attn.crossHeadDim, Limits::maxWidth));
-  if (!sources.has("attention.cross_n_kv_heads"))
-    attn.crossKvHeads = attn.nKvHeads;
-  else if (attn.crossKvHeads > m.nHeads)
-    error("attention.cross_n_kv_heads",
-          fmt::format("cross_n_kv_heads = {} is more than n_heads = {}",
-                      attn.crossKvHeads, m.nHeads));
-  else if (m.nHeads % attn.crossKvHeads != 0)
-    error("attention.cross_n_kv_heads",
-          fmt::format("n_heads = {} is not a multiple of cross_n_kv_heads = {}",
-                      m.nHeads, attn.crossKvHeads));
+  resolveKvHeads("cross_n_kv_heads", attn.crossKvHeads, attn.nKvHeads);
 
   if (attn.positions == AttentionPositions::RoPE) {
     if (attn.ropeFraction > 1.0)

@@ -906,6 +906,12 @@ TEST(SpecTest, CrossAttentionHeads) {
                 .str(),
             "test.toml:7:18: error: cross_head_dim = 512 is over the limit "
             "of 256");
+  EXPECT_EQ(parseFails(minimal("[attention]\ncross = true\n"
+                               "cross_head_dim = 256\n",
+                               512, 512))
+                .str(),
+            "test.toml:7:18: error: the cross-attention query width n_heads "
+            "* cross_head_dim = 512 * 256 is over the limit of 65536");
 }
 
 TEST(SpecTest, Alibi) {

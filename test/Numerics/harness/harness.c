@@ -314,8 +314,9 @@ static int32_t call_backward(const float *p, const float *dy, float *dp,
 static void expect_status_of(const char *fn, int32_t got, int32_t want,
                              const char *what) {
   if (got != want) {
-    fprintf(stderr, "harness: %s with %s returned status %d (%s), want %d (%s)\n",
-            fn, what, (int)got, tfc_status_string(got), (int)want,
+    fprintf(stderr,
+            "harness: %s with %s returned status %d (%s), want %d (%s)\n", fn,
+            what, (int)got, tfc_status_string(got), (int)want,
             tfc_status_string(want));
     exit(2);
   }
@@ -358,9 +359,9 @@ static void expect_lengths_checks(const char *fn, int32_t (*call)(void),
     snprintf(what, sizeof what, "lengths[%lld] = %d", (long long)rows[k],
              (int)values[k]);
     expect_status_of(fn, call(), TFC_ERR_BAD_ARGUMENT, what);
-    snprintf(want, sizeof want, "%s_%s: lengths[%lld] = %d is outside [1, %lld]",
-             STR(TFC_NAME), fn, (long long)rows[k], (int)values[k],
-             (long long)seq);
+    snprintf(want, sizeof want,
+             "%s_%s: lengths[%lld] = %d is outside [1, %lld]", STR(TFC_NAME),
+             fn, (long long)rows[k], (int)values[k], (long long)seq);
     expect_message(want, what);
     lengths[rows[k]] = saved;
   }
@@ -527,15 +528,15 @@ int main(int argc, char **argv) {
     tokens[0] = (int32_t)VOCAB;
     expect_status_of("forward", call_forward(batch, seq, enc_seq),
                      TFC_ERR_BAD_ARGUMENT, "tokens[0] = vocab, lengths[0] = 0");
-    snprintf(want, sizeof want, "%s_forward: tokens[0] = %lld is outside [0, %lld)",
-             STR(TFC_NAME), (long long)VOCAB, (long long)VOCAB);
+    snprintf(want, sizeof want,
+             "%s_forward: tokens[0] = %lld is outside [0, %lld)", STR(TFC_NAME),
+             (long long)VOCAB, (long long)VOCAB);
     expect_message(want, "tokens[0] = vocab, lengths[0] = 0");
     tokens[0] = saved_token;
 #endif
     lengths[0] = saved;
   }
-  int out_changed =
-      memcmp(out_copy, out, sizeof(float) * (size_t)n_out) != 0;
+  int out_changed = memcmp(out_copy, out, sizeof(float) * (size_t)n_out) != 0;
   free(out_copy);
 #if HAS_LOSS
   {
