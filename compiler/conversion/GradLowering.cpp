@@ -241,8 +241,10 @@ struct BatchMatmulLowering
 /// Pass 1 (parallel over rows) recomputes the row statistics exactly as the
 /// forward does, writes dx and keeps mean and rstd per row; pass 2
 /// (parallel over column chunks) sums dgamma and dbeta in row order.
+/// With `groups` > 1 each row is that many rows of its width / groups.
 static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
-                                  Value gamma, bool subtractMean) {
+                                  Value gamma, bool subtractMean,
+                                  int64_t groups) {
   int64_t width = cast<ShapedType>(input.getType()).getShape().back();
   if (ShapedType::isDynamic(width))
     return op->emitOpError("needs a static normalised width");
@@ -252,13 +254,14 @@ static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
   if (subtractMean)
     l.allocateLike(op->getResult(2), gamma);
   // [rows, 2]: mean and rstd of each row, from pass 1 to pass 2.
-  l.allocate(l.b.getF32Type(), {rowCount(l, in), l.allocIndex(2)});
+  l.allocate(l.b.getF32Type(), {rowCount(l, in, groups), l.allocIndex(2)});
   return success();
 }
 
 static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
-                         Value grad, double epsilon, bool subtractMean) {
-  int64_t width = cast<ShapedType>(input.getType()).getShape().back();
+                         Value grad, double epsilon, bool subtractMean,
+                         int64_t groups) {
+  int64_t width = cast<ShapedType>(input.getType()).getShape().back() / groups;
   Buffer in = l.lookup(input);
   Buffer dy = l.lookup(grad);
   Buffer dx = l.lookup(op->getResult(0));
@@ -329,11 +332,12 @@ struct LayerNormGradLowering
     : TfcOpLowering<LayerNormGradLowering, LayerNormGradOp> {
   LogicalResult plan(LayerNormGradOp op, Lowering &l) const {
     return planNormGrad(op, l, op.getInput(), op.getGamma(),
-                        /*subtractMean=*/true);
+                        /*subtractMean=*/true, op.getGroups());
   }
   LogicalResult emit(LayerNormGradOp op, Lowering &l) const {
     emitNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
-                 op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
+                 op.getEpsilon().convertToDouble(), /*subtractMean=*/true,
+                 op.getGroups());
     return success();
   }
 };
@@ -341,11 +345,12 @@ struct LayerNormGradLowering
 struct RMSNormGradLowering : TfcOpLowering<RMSNormGradLowering, RMSNormGradOp> {
   LogicalResult plan(RMSNormGradOp op, Lowering &l) const {
     return planNormGrad(op, l, op.getInput(), op.getGamma(),
-                        /*subtractMean=*/false);
+                        /*subtractMean=*/false, op.getGroups());
   }
   LogicalResult emit(RMSNormGradOp op, Lowering &l) const {
     emitNormGrad(op, l, op.getInput(), op.getGamma(), op.getGrad(),
-                 op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+                 op.getEpsilon().convertToDouble(), /*subtractMean=*/false,
+                 op.getGroups());
     return success();
   }
 };

@@ -17,18 +17,20 @@ using namespace mlir::tfc;
 
 /// Shared body: y = (x - mean) * rsqrt(mean((x-mean)^2) + eps) * gamma (+
 /// beta); RMSNorm skips the mean.
+/// With `groups` > 1 each row is that many rows of its width / groups.
 static void emitNorm(Operation *op, Lowering &l, Value input, Value gamma,
-                     Value beta, double epsilon, bool subtractMean) {
+                     Value beta, double epsilon, bool subtractMean,
+                     int64_t groups) {
   Buffer in = l.lookup(input);
   Buffer out = l.lookup(op->getResult(0));
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value g = l.lookup(gamma).flat;
   Value be = beta ? l.lookup(beta).flat : Value();
-  int64_t width = cast<ShapedType>(input.getType()).getShape().back();
+  int64_t width = cast<ShapedType>(input.getType()).getShape().back() / groups;
   Value w = l.index(width);
 
-  RowLoops::forEachRow(l, rowCount(l, in), [&](RowLoops &row, Value r) {
+  RowLoops::forEachRow(l, rowCount(l, in, groups), [&](RowLoops &row, Value r) {
     Value base = l.mul(r, w);
     auto xAt = [&](Value i) { return l.load(in.flat, l.add(base, i)); };
     auto [mean, rstd] = row.normStatistics(width, epsilon, subtractMean, xAt);
@@ -49,7 +51,8 @@ struct LayerNormLowering
     : ShapePreservingLowering<LayerNormLowering, LayerNormOp> {
   LogicalResult emit(LayerNormOp op, Lowering &l) const {
     emitNorm(op, l, op.getInput(), op.getGamma(), op.getBeta(),
-             op.getEpsilon().convertToDouble(), /*subtractMean=*/true);
+             op.getEpsilon().convertToDouble(), /*subtractMean=*/true,
+             op.getGroups());
     return success();
   }
 };
@@ -57,7 +60,8 @@ struct LayerNormLowering
 struct RMSNormLowering : ShapePreservingLowering<RMSNormLowering, RMSNormOp> {
   LogicalResult emit(RMSNormOp op, Lowering &l) const {
     emitNorm(op, l, op.getInput(), op.getGamma(), Value(),
-             op.getEpsilon().convertToDouble(), /*subtractMean=*/false);
+             op.getEpsilon().convertToDouble(), /*subtractMean=*/false,
+             op.getGroups());
     return success();
   }
 };

@@ -9,6 +9,12 @@ Value mlir::tfc::rowCount(KernelBuilder &l, const Buffer &buffer) {
   return l.product(ArrayRef<Value>(buffer.dims).drop_back());
 }
 
+Value mlir::tfc::rowCount(KernelBuilder &l, const Buffer &buffer,
+                          int64_t groups) {
+  Value rows = rowCount(l, buffer);
+  return groups == 1 ? rows : l.mul(rows, l.index(groups));
+}
+
 void mlir::tfc::emitElementwise(KernelBuilder &l, ArrayRef<Value> inputs,
                                 const Buffer &out,
                                 function_ref<Value(ValueRange)> fn) {

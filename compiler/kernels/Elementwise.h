@@ -15,6 +15,9 @@ namespace mlir::tfc {
 
 /// Number of rows of a buffer viewed as [rows, last dimension].
 Value rowCount(KernelBuilder &l, const Buffer &buffer);
+/// Number of rows of a buffer viewed as [rows * groups, last dimension /
+/// groups]: a grouped norm's rows.
+Value rowCount(KernelBuilder &l, const Buffer &buffer, int64_t groups);
 
 /// out[i] = fn(in_0[i], in_1[i], ...) over flat buffers of out's shape, one
 /// parallel iteration per row.

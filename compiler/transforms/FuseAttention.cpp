@@ -133,10 +133,52 @@ struct FuseSplitHeadsRope : OpRewritePattern<RopeOp> {
   }
 };
 
+/// rope(norm(split_heads(x))) -> split_heads_rope(norm'(x)): QK-norm's
+/// per-head norm read from the projection's [b, s, heads * dh] rows (the
+/// same rows of dh, in another order: norm' has groups = heads), then the
+/// rotation on the way into the per-head layout. Two sweeps over q and k,
+/// not three.
+template <typename NormOp> struct FuseHeadNormRope : OpRewritePattern<RopeOp> {
+  using OpRewritePattern<RopeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RopeOp rope,
+                                PatternRewriter &rewriter) const override {
+    auto norm = rope.getInput().getDefiningOp<NormOp>();
+    if (!norm || !norm->hasOneUse() || norm.getGroups() != 1)
+      return rewriter.notifyMatchFailure(
+          rope, "the input is not a per-head norm used only here");
+    auto split = norm.getInput().template getDefiningOp<SplitHeadsOp>();
+    if (!split || !split->hasOneUse())
+      return rewriter.notifyMatchFailure(
+          rope, "the norm's input is not a split_heads used only here");
+    Value rows = split.getInput();
+    int64_t heads = split.getResult().getType().getDimSize(1);
+    auto merged = cast<NormOp>(rewriter.clone(*norm));
+    rewriter.modifyOpInPlace(merged, [&] {
+      merged->setOperand(0, rows);
+      merged->getResult(0).setType(rows.getType());
+      merged.setGroups(heads);
+    });
+    auto fused = SplitHeadsRopeOp::create(
+        rewriter,
+        rewriter.getFusedLoc({split.getLoc(), norm.getLoc(), rope.getLoc()}),
+        rope.getType(), merged.getResult(), rope.getThetaAttr(),
+        rope.getRotaryDimAttr(), rope.getStyleAttr(), rope.getOffsetAttr(),
+        rope.getInverseAttr());
+    markFused(fused, "attention");
+    rewriter.replaceOp(rope, fused.getResult());
+    rewriter.eraseOp(norm);
+    rewriter.eraseOp(split);
+    return success();
+  }
+};
+
 struct TfcFuseAttention : tfc::impl::TfcFuseAttentionBase<TfcFuseAttention> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionChain, FuseSplitHeadsRope>(&getContext());
+    patterns.add<FuseAttentionChain, FuseSplitHeadsRope,
+                 FuseHeadNormRope<RMSNormOp>, FuseHeadNormRope<LayerNormOp>>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -37,6 +37,9 @@ struct FuseResidualIntoNorm : OpRewritePattern<NormOp> {
     auto add = norm.getInput().template getDefiningOp<ResidualAddOp>();
     if (!add)
       return rewriter.notifyMatchFailure(norm, "input is no residual_add");
+    if (norm.getGroups() != 1)
+      return rewriter.notifyMatchFailure(
+          norm, "residual_norm normalises whole rows, not groups");
     Block *block = norm->getBlock();
     if (add->getBlock() != block)
       return rewriter.notifyMatchFailure(norm, "the add is in another block");

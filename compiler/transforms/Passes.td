@@ -205,6 +205,11 @@ def TfcFuseAttention : Pass<"tfc-fuse-attention", "ModuleOp"> {
     fused op's gradient rule builds `tfc.flash_attention_grad`, so backward
     is fused too once tfc-derive-backward runs.
 
+    RoPE joins the head split: `rope(split_heads(x))` becomes
+    `split_heads_rope(x)`, and under QK-norm `rope(norm(split_heads(x)))`
+    becomes `split_heads_rope(norm(x) {groups = heads})`, the per-head norm
+    read from the projection's rows, so q and k take no sweep for RoPE.
+
     Before:
     ```mlir
     %s = tfc.attention_scores %q, %k : (...) -> tensor<?x12x?x?xf32>

@@ -61,7 +61,7 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b,
   auto grads = LayerNormGradOp::create(
       b, getLoc(), getInput().getType(), getGamma().getType(),
       getBeta().getType(), context.primal(getInput()),
-      context.primal(getGamma()), dy, getEpsilonAttr());
+      context.primal(getGamma()), dy, getEpsilonAttr(), getGroupsAttr());
   context.addOperandGrad(getInput(), grads.getInputGrad());
   context.addOperandGrad(getGamma(), grads.getGammaGrad());
   context.addOperandGrad(getBeta(), grads.getBetaGrad());
@@ -73,10 +73,10 @@ LogicalResult RMSNormOp::buildGradients(OpBuilder &b,
   Value dy = outputGrad(context);
   if (!dy)
     return success();
-  auto grads =
-      RMSNormGradOp::create(b, getLoc(), getInput().getType(),
-                            getGamma().getType(), context.primal(getInput()),
-                            context.primal(getGamma()), dy, getEpsilonAttr());
+  auto grads = RMSNormGradOp::create(
+      b, getLoc(), getInput().getType(), getGamma().getType(),
+      context.primal(getInput()), context.primal(getGamma()), dy,
+      getEpsilonAttr(), getGroupsAttr());
   context.addOperandGrad(getInput(), grads.getInputGrad());
   context.addOperandGrad(getGamma(), grads.getGammaGrad());
   return success();

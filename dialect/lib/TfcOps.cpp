@@ -142,20 +142,43 @@ LogicalResult LinearOp::verify() {
 // Norms
 //===----------------------------------------------------------------------===//
 
-/// Shared rules of the norms: result type equals input type, weights match
-/// the normalised width, epsilon is positive.
-static LogicalResult verifyNorm(Operation *op, Value input, Value result,
-                                ValueRange weights, ArrayRef<StringRef> names,
-                                double epsilon) {
-  if (input.getType() != result.getType())
-    return op->emitOpError("result type ")
-           << result.getType() << " must equal input type " << input.getType();
+/// The width each row's groups are normalised over: the last dimension, or
+/// with `groups` > 1 that many equal parts of it (a static dimension).
+static FailureOr<int64_t> normalisedWidth(Operation *op, Value input,
+                                          int64_t groups) {
   auto type = tensorType(input);
   if (type.getRank() < 1)
     return op->emitOpError("input must have rank >= 1");
   int64_t width = type.getDimSize(type.getRank() - 1);
+  if (groups < 1)
+    return op->emitOpError("groups must be >= 1, got ") << groups;
+  if (groups == 1)
+    return width;
+  if (ShapedType::isDynamic(width))
+    return op->emitOpError("groups = ")
+           << groups << " needs a static last dimension";
+  if (width % groups != 0)
+    return op->emitOpError("the last dimension (")
+           << width << ") is not a multiple of groups = " << groups;
+  return width / groups;
+}
+
+/// Shared rules of the norms and their gradients: weights match the
+/// normalised width, `same` values have the input's type, epsilon is
+/// positive.
+static LogicalResult verifyNorm(Operation *op, Value input, ValueRange same,
+                                ArrayRef<StringRef> sameNames,
+                                ValueRange weights, ArrayRef<StringRef> names,
+                                double epsilon, int64_t groups) {
+  for (auto [value, name] : llvm::zip(same, sameNames))
+    if (value.getType() != input.getType())
+      return op->emitOpError() << name << " type " << value.getType()
+                               << " must equal input type " << input.getType();
+  FailureOr<int64_t> width = normalisedWidth(op, input, groups);
+  if (failed(width))
+    return failure();
   for (auto [weight, name] : llvm::zip(weights, names))
-    if (failed(verifyVector(op, weight, name, width, "the normalised width")))
+    if (failed(verifyVector(op, weight, name, *width, "the normalised width")))
       return failure();
   if (!(epsilon > 0.0))
     return op->emitOpError("epsilon must be positive, got ") << epsilon;
@@ -163,13 +186,29 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value result,
 }
 
 LogicalResult LayerNormOp::verify() {
-  return verifyNorm(*this, getInput(), getResult(), {getGamma(), getBeta()},
-                    {"gamma", "beta"}, getEpsilon().convertToDouble());
+  return verifyNorm(*this, getInput(), getResult(), {"result"},
+                    {getGamma(), getBeta()}, {"gamma", "beta"},
+                    getEpsilon().convertToDouble(), getGroups());
 }
 
 LogicalResult RMSNormOp::verify() {
-  return verifyNorm(*this, getInput(), getResult(), {getGamma()}, {"gamma"},
-                    getEpsilon().convertToDouble());
+  return verifyNorm(*this, getInput(), getResult(), {"result"}, {getGamma()},
+                    {"gamma"}, getEpsilon().convertToDouble(), getGroups());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifyNorm(*this, getInput(), {getGrad(), getInputGrad()},
+                    {"grad", "input_grad"},
+                    {getGamma(), getGammaGrad(), getBetaGrad()},
+                    {"gamma", "gamma_grad", "beta_grad"},
+                    getEpsilon().convertToDouble(), getGroups());
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  return verifyNorm(*this, getInput(), {getGrad(), getInputGrad()},
+                    {"grad", "input_grad"}, {getGamma(), getGammaGrad()},
+                    {"gamma", "gamma_grad"}, getEpsilon().convertToDouble(),
+                    getGroups());
 }
 
 //===----------------------------------------------------------------------===//

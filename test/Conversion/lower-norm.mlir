@@ -297,3 +297,24 @@ func.func @residual_norm_grad(%params: tensor<?xf32> {tfc.role = "params"},
   %a:4 = tfc.residual_norm_grad #tfc.norm<layernorm> %s, %g, %dy, %ds {alpha = 2.0 : f64, epsilon = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32> residual_grad tensor<?x?x8xf32> beta_grad tensor<8xf32>
   return %a#0, %a#1, %a#2, %a#3 : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Grouped: each row of 8 is 2 rows of 4 (QK-norm on the projection's rows),
+// twice the parallel rows, sums over 4 columns, the mean by 1/4.
+// CHECK-LABEL: func.func @rms_norm_groups_forward(
+// CHECK:         %[[ROWS:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK:         scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%[[ROWS]])
+// CHECK-NEXT:      arith.muli %[[R]], %c4
+// CHECK:           scf.for {{.*}} to %c4{{.*}} -> (f32) {
+// CHECK:           arith.mulf %{{.*}}, %cst : f32
+// CHECK:         } {tfc.kernel = "rms_norm"}
+func.func @rms_norm_groups(%params: tensor<?xf32> {tfc.role = "params"},
+                           %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "rms_norm_groups", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 4 : i64, tfc.vocab = 0 : i64} {
+  %g = tfc.param %params {name = "g", offset = 0 : i64} : tensor<?xf32> -> tensor<4xf32>
+  %y = tfc.rms_norm %x, %g {epsilon = 1.0e-6 : f64, groups = 2 : i64} : (tensor<?x?x8xf32>, tensor<4xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}

@@ -237,6 +237,54 @@ func.func @rms_norm_epsilon_negative(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>)
   return %0 : tensor<?x?x16xf32>
 }
 
+// -----
+
+func.func @rms_norm_groups_zero(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.rms_norm' op groups must be >= 1, got 0}}
+  %0 = tfc.rms_norm %x, %g {epsilon = 1.0e-6 : f64, groups = 0 : i64} : (tensor<?x?x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %0 : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @rms_norm_groups_dynamic(%x: tensor<?x?x?xf32>, %g: tensor<4xf32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{'tfc.rms_norm' op groups = 4 needs a static last dimension}}
+  %0 = tfc.rms_norm %x, %g {epsilon = 1.0e-6 : f64, groups = 4 : i64} : (tensor<?x?x?xf32>, tensor<4xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+func.func @layer_norm_groups_not_dividing(%x: tensor<?x?x16xf32>, %g: tensor<5xf32>, %b: tensor<5xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.layer_norm' op the last dimension (16) is not a multiple of groups = 3}}
+  %0 = tfc.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64, groups = 3 : i64} : (tensor<?x?x16xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<?x?x16xf32>
+  return %0 : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @rms_norm_groups_gamma_size(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.rms_norm' op gamma has 16 elements, expected 4 (the normalised width)}}
+  %0 = tfc.rms_norm %x, %g {epsilon = 1.0e-6 : f64, groups = 4 : i64} : (tensor<?x?x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return %0 : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @rms_norm_grad_grad_type(%x: tensor<?x?x16xf32>, %g: tensor<16xf32>, %dy: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.rms_norm_grad' op grad type 'tensor<?x?x8xf32>' must equal input type 'tensor<?x?x16xf32>'}}
+  %dx, %dg = tfc.rms_norm_grad %x, %g, %dy {epsilon = 1.0e-6 : f64} : (tensor<?x?x16xf32>, tensor<16xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<16xf32>)
+  return %dx : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @layer_norm_grad_beta_grad_size(%x: tensor<?x?x16xf32>, %g: tensor<4xf32>, %dy: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.layer_norm_grad' op beta_grad has 16 elements, expected 4 (the normalised width)}}
+  %dx, %dg, %db = tfc.layer_norm_grad %x, %g, %dy {epsilon = 1.0e-5 : f64, groups = 4 : i64} : (tensor<?x?x16xf32>, tensor<4xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<4xf32>, tensor<16xf32>)
+  return %dx : tensor<?x?x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // tfc.split_heads, tfc.merge_heads
 //===----------------------------------------------------------------------===//

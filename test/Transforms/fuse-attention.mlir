@@ -143,6 +143,35 @@ func.func @rope_split(%x: tensor<?x?x16xf32>, %y: tensor<?x?x16xf32>)
 
 // -----
 
+// Under QK-norm the per-head norm moves onto the projection's rows
+// (groups = heads) and RoPE into the head split; a norm with another use
+// keeps its split and rope.
+// CHECK-LABEL: func.func @qk_norm_rope(
+// CHECK-NEXT:    %[[N:.*]] = tfc.rms_norm %arg0, %arg2 {epsilon = 9.9999999999999995E-7 : f64, groups = 2 : i64} : (tensor<?x?x16xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT:    %[[Q:.*]] = tfc.split_heads_rope #tfc.rope_style<interleaved> %[[N]] theta 1.000000e+06 rotary_dim 4 {tfc.fused = "attention"} : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+// CHECK-NEXT:    %[[LN:.*]] = tfc.layer_norm %arg1, %arg2, %arg3 {epsilon = 1.000000e-05 : f64, groups = 4 : i64} : (tensor<?x?x32xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x32xf32>
+// CHECK-NEXT:    %[[K:.*]] = tfc.split_heads_rope #tfc.rope_style<half> %[[LN]]
+// CHECK-NEXT:    %[[S:.*]] = tfc.split_heads %arg0
+// CHECK-NEXT:    %[[VN:.*]] = tfc.rms_norm %[[S]], %arg2 {epsilon = 9.9999999999999995E-7 : f64} :
+// CHECK-NEXT:    %[[VR:.*]] = tfc.rope
+// CHECK-NEXT:    return %[[Q]], %[[K]], %[[VR]], %[[VN]]
+func.func @qk_norm_rope(%x: tensor<?x?x16xf32>, %y: tensor<?x?x32xf32>,
+                        %g: tensor<8xf32>, %b: tensor<8xf32>)
+    -> (tensor<?x2x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) {
+  %q = tfc.split_heads %x : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %qn = tfc.rms_norm %q, %g {epsilon = 1.0e-6 : f64} : (tensor<?x2x?x8xf32>, tensor<8xf32>) -> tensor<?x2x?x8xf32>
+  %qr = tfc.rope #tfc.rope_style<interleaved> %qn theta 1.0e6 rotary_dim 4 : tensor<?x2x?x8xf32>
+  %k = tfc.split_heads %y : tensor<?x?x32xf32> -> tensor<?x4x?x8xf32>
+  %kn = tfc.layer_norm %k, %g, %b {epsilon = 1.0e-5 : f64} : (tensor<?x4x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x4x?x8xf32>
+  %kr = tfc.rope #tfc.rope_style<half> %kn theta 1.0e4 rotary_dim 8 : tensor<?x4x?x8xf32>
+  %s = tfc.split_heads %x : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %sn = tfc.rms_norm %s, %g {epsilon = 1.0e-6 : f64} : (tensor<?x2x?x8xf32>, tensor<8xf32>) -> tensor<?x2x?x8xf32>
+  %sr = tfc.rope #tfc.rope_style<half> %sn theta 1.0e4 rotary_dim 8 : tensor<?x2x?x8xf32>
+  return %qr, %kr, %sr, %sn : tensor<?x2x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // A padded batch's lengths move in with the mask.
 // CHECK-LABEL: func.func @padded(
 // CHECK-NEXT:    tfc.flash_attention #tfc.mask<bidirectional> %arg0, %arg1, %arg2 lengths %arg3 scale 5.000000e-01 window 3 {tfc.fused = "attention"} : ({{.*}}, tensor<?xi32>) -> (

@@ -184,6 +184,26 @@ func.func @rope(%params: tensor<?xf32> {tfc.role = "params"},
   return %half, %inter, %far, %inv, %s0, %s1 : tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>, tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
 }
 
+// Grouped norms (QK-norm on the projection's rows): 38 columns as 2 groups
+// of 19, gradients and forward, one gamma and beta for both groups.
+func.func @gnorm(%params: tensor<?xf32> {tfc.role = "params"},
+                 %x: tensor<?x?x38xf32> {tfc.role = "x"},
+                 %dy: tensor<?x?x38xf32> {tfc.role = "x"})
+    -> (tensor<?x?x38xf32> {tfc.role = "y"}, tensor<19xf32> {tfc.role = "y"},
+        tensor<19xf32> {tfc.role = "y"}, tensor<?x?x38xf32> {tfc.role = "y"},
+        tensor<19xf32> {tfc.role = "y"}, tensor<?x?x38xf32> {tfc.role = "y"},
+        tensor<?x?x38xf32> {tfc.role = "y"})
+    attributes {tfc.model = "gnorm", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1842 : i64, tfc.vocab = 0 : i64} {
+  %gamma = tfc.param %params {name = "gamma", offset = 0 : i64} : tensor<?xf32> -> tensor<19xf32>
+  %beta = tfc.param %params {name = "beta", offset = 19 : i64} : tensor<?xf32> -> tensor<19xf32>
+  %ln:3 = tfc.layer_norm_grad %x, %gamma, %dy {epsilon = 1.0e-5 : f64, groups = 2 : i64} : (tensor<?x?x38xf32>, tensor<19xf32>, tensor<?x?x38xf32>) -> (tensor<?x?x38xf32>, tensor<19xf32>, tensor<19xf32>)
+  %rms:2 = tfc.rms_norm_grad %x, %gamma, %dy {epsilon = 1.0e-6 : f64, groups = 2 : i64} : (tensor<?x?x38xf32>, tensor<19xf32>, tensor<?x?x38xf32>) -> (tensor<?x?x38xf32>, tensor<19xf32>)
+  %lny = tfc.layer_norm %x, %gamma, %beta {epsilon = 1.0e-5 : f64, groups = 2 : i64} : (tensor<?x?x38xf32>, tensor<19xf32>, tensor<19xf32>) -> tensor<?x?x38xf32>
+  %rmsy = tfc.rms_norm %x, %gamma {epsilon = 1.0e-6 : f64, groups = 2 : i64} : (tensor<?x?x38xf32>, tensor<19xf32>) -> tensor<?x?x38xf32>
+  return %ln#0, %ln#1, %ln#2, %rms#0, %rms#1, %lny, %rmsy : tensor<?x?x38xf32>, tensor<19xf32>, tensor<19xf32>, tensor<?x?x38xf32>, tensor<19xf32>, tensor<?x?x38xf32>, tensor<?x?x38xf32>
+}
+
 // The forward ops of the gradients above, evaluated at perturbed inputs
 // for directional finite differences.
 func.func @fwd(%params: tensor<?xf32> {tfc.role = "params"},

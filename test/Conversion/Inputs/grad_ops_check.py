@@ -103,6 +103,10 @@ def inputs():
     for name in ("rq", "rk", "rdy"):
         t[name] = n(B, RH, S, RDH).astype(f32)
     dirs["rq"] = np.clip(n(*t["rq"].shape), -3.5, 3.5).astype(f32)
+    # Grouped norms (drawn after RoPE's).
+    t["x38"] = (1.5 * n(B, S, 2 * D) - 0.4).astype(f32)
+    t["dy38"] = n(B, S, 2 * D).astype(f32)
+    dirs["x38"] = np.clip(n(*t["x38"].shape), -3.5, 3.5).astype(f32)
     return t, dirs
 
 
@@ -132,6 +136,10 @@ GRAD_CASES = {
     "pad": (["params", "lengths", "dm", "dy19", "targets"],
             [("mask", (B, 2, S, S)), ("causal", (B, 2, S, S)),
              ("bidir_w2", (B, 2, S, S)), ("zero", (B, S, D)), ("ignored", (B, S))]),
+    "gnorm": (["params", "x38", "dy38"],
+              [("ln_dx", (B, S, 2 * D)), ("ln_dg", (D,)), ("ln_db", (D,)),
+               ("rms_dx", (B, S, 2 * D)), ("rms_dg", (D,)),
+               ("ln", (B, S, 2 * D)), ("rms", (B, S, 2 * D))]),
     "emb": (["params", "tokens", "ids", "dye", "logits", "targets", "none",
              "dloss"],
             [("de", (V, D)), ("dclamp", (V, D)), ("dpos", (P, D)),
@@ -176,6 +184,13 @@ def cases():
         arrays[1] = (t["rq"].astype(np.float64) +
                      sign * FD_H * dirs["rq"]).astype(f32)
         result.append((case, "rope", arrays, outs))
+    # @gnorm holds its forward ops: run it at x38 +- h V.
+    ins, outs = GRAD_CASES["gnorm"]
+    for sign, case in ((1, "gnorm_plus"), (-1, "gnorm_minus")):
+        arrays = [t[i] for i in ins]
+        arrays[1] = (t["x38"].astype(np.float64) +
+                     sign * FD_H * dirs["x38"]).astype(f32)
+        result.append((case, "gnorm", arrays, outs))
     return result
 
 
@@ -253,7 +268,7 @@ def norm_grad(x, g, dy, rms):
     dx = gy - xhat * (gy * xhat).mean(-1, keepdims=True)
     if not rms:
         dx -= gy.mean(-1, keepdims=True)
-    rows = (0, 1)
+    rows = tuple(range(x.ndim - 1))
     return rstd * dx, (dy * xhat).sum(rows), dy.sum(rows)
 
 
@@ -390,6 +405,24 @@ def check(d):
         formula(f"{op} dgamma", dg, fd(lambda v: (fwd(x, v, beta) * dy).sum(), gamma))
         if not rms:
             formula(f"{op} dbeta", db, fd(lambda v: (fwd(x, gamma, v) * dy).sum(), beta))
+
+    # Grouped norms: each row's two groups of 19 on their own.
+    xg = t["x38"].astype(np.float64)
+    dyg = t["dy38"].astype(np.float64)
+    grouped = lambda a: a.reshape(B, S, 2, D)
+    close("layer_norm groups 2", g("gnorm", "ln"),
+          layer_norm(grouped(xg), gamma, beta).reshape(B, S, 2 * D))
+    close("rms_norm groups 2", g("gnorm", "rms"),
+          rms_norm(grouped(xg), gamma).reshape(B, S, 2 * D))
+    for rms, op in ((False, "layer_norm_grad"), (True, "rms_norm_grad")):
+        dx, dg, db = norm_grad(grouped(xg), gamma, grouped(dyg), rms)
+        pre = "rms" if rms else "ln"
+        close(f"{op} groups 2 dx", g("gnorm", f"{pre}_dx"), dx.reshape(B, S, 2 * D))
+        close(f"{op} groups 2 dgamma", g("gnorm", f"{pre}_dg"), dg)
+        if not rms:
+            close(f"{op} groups 2 dbeta", g("gnorm", "ln_db"), db)
+        model_fd(f"{op} groups 2", out, ("gnorm", pre), dyg,
+                 g("gnorm", f"{pre}_dx"), dirs["x38"])
 
     # Softmax and mask.
     p, dp = t["p"], t["dp"]

@@ -37,6 +37,7 @@ int32_t heads_forward(tfc_runtime *, V4, V2, int64_t, int64_t, int64_t);
 int32_t rope_forward(tfc_runtime *, V8, V2, V1, int64_t, int64_t, int64_t);
 int32_t emb_forward(tfc_runtime *, V8, V4, V1, V1, int64_t, int64_t, int64_t);
 int32_t pad_forward(tfc_runtime *, V8, V2, V1, int64_t, int64_t, int64_t);
+int32_t gnorm_forward(tfc_runtime *, V8, V2, V1, int64_t, int64_t, int64_t);
 int32_t fwd_forward(tfc_runtime *, V16, V8, V4, V2, V1, V1, int64_t, int64_t,
                     int64_t);
 int64_t mm_workspace_size(int64_t, int64_t);
@@ -47,6 +48,7 @@ int64_t heads_workspace_size(int64_t, int64_t);
 int64_t rope_workspace_size(int64_t, int64_t);
 int64_t emb_workspace_size(int64_t, int64_t);
 int64_t pad_workspace_size(int64_t, int64_t);
+int64_t gnorm_workspace_size(int64_t, int64_t);
 int64_t fwd_workspace_size(int64_t, int64_t);
 
 typedef int32_t (*call_fn)(tfc_runtime *, void **, void *, int64_t, int64_t);
@@ -83,6 +85,10 @@ static int32_t call_pad(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
   return pad_forward(rt, A8(0), A2(8), ws, ws_size, b, s);
 }
+static int32_t call_gnorm(tfc_runtime *rt, void **a, void *ws, int64_t b,
+                          int64_t s) {
+  return gnorm_forward(rt, A8(0), A2(8), ws, ws_size, b, s);
+}
 static int32_t call_fwd(tfc_runtime *rt, void **a, void *ws, int64_t b,
                         int64_t s) {
   return fwd_forward(rt, A16(0), A8(16), A4(24), A2(28), a[30], ws, ws_size, b,
@@ -103,6 +109,7 @@ static const struct {
     {"rope", 10, call_rope, rope_workspace_size},
     {"emb", 13, call_emb, emb_workspace_size},
     {"pad", 10, call_pad, pad_workspace_size},
+    {"gnorm", 10, call_gnorm, gnorm_workspace_size},
     {"fwd", 31, call_fwd, fwd_workspace_size},
 };
 

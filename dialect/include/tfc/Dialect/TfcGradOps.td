@@ -114,24 +114,28 @@ def Tfc_BatchMatmulOp : Tfc_Op<"batch_matmul", [Pure]> {
 def Tfc_LayerNormGradOp : Tfc_Op<"layer_norm_grad", [Pure]> {
   let summary = "gradients of layer_norm: dx, dgamma, dbeta";
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
-                       Tfc_F32Tensor:$grad, F64Attr:$epsilon);
+                       Tfc_F32Tensor:$grad, F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Tfc_F32Tensor:$input_grad,
                       1DTensorOf<[F32]>:$gamma_grad,
                       1DTensorOf<[F32]>:$beta_grad);
   let assemblyFormat = [{
     $input `,` $gamma `,` $grad attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Tfc_RMSNormGradOp : Tfc_Op<"rms_norm_grad", [Pure]> {
   let summary = "gradients of rms_norm: dx, dgamma";
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
-                       Tfc_F32Tensor:$grad, F64Attr:$epsilon);
+                       Tfc_F32Tensor:$grad, F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Tfc_F32Tensor:$input_grad,
                       1DTensorOf<[F32]>:$gamma_grad);
   let assemblyFormat = [{
     $input `,` $gamma `,` $grad attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Tfc_SoftmaxGradOp

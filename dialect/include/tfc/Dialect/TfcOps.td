@@ -82,8 +82,16 @@ def Tfc_LinearOp : Tfc_Op<"linear", [Pure, DeclareOpInterfaceMethods<Tfc_Gradien
 
 def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis";
+  let description = [{
+    With `groups` = n > 1 the last axis is n consecutive groups of its
+    width / n (gamma's and beta's size), each normalised on its own with
+    the same weights: QK-norm's per-head norm read from the projection's
+    [b, s, heads * dh] rows (groups = heads) instead of the [b, heads, s,
+    dh] heads.
+  }];
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
-                       1DTensorOf<[F32]>:$beta, F64Attr:$epsilon);
+                       1DTensorOf<[F32]>:$beta, F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
@@ -93,8 +101,13 @@ def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Tfc_
 
 def Tfc_RMSNormOp : Tfc_Op<"rms_norm", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "x / sqrt(mean(x^2) + eps) * gamma over the last axis";
+  let description = [{
+    `groups` as for tfc.layer_norm: n > 1 normalises each of the last
+    axis's n groups on its own.
+  }];
   let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$gamma,
-                       F64Attr:$epsilon);
+                       F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $gamma attr-dict `:` functional-type(operands, results)
