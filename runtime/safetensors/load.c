@@ -60,10 +60,9 @@ static int32_t check_dtype(const st_loader *l, const st_entry *e) {
   if (e->info.dtype == TFC_ST_F32 || e->info.dtype == TFC_ST_BF16 ||
       e->info.dtype == TFC_ST_F16)
     return TFC_OK;
-  return st_fail(l->source->path,
-                 "tensor '%s' is %s; tfc loads F32, BF16 and F16",
-                 st_quote(e->name, a, sizeof a),
-                 tfc_st_dtype_name(e->info.dtype));
+  return st_fail(
+      l->source->path, "tensor '%s' is %s; tfc loads F32, BF16 and F16",
+      st_quote(e->name, a, sizeof a), tfc_st_dtype_name(e->info.dtype));
 }
 
 /* The shape the source must have for p->op; fills in a split's columns. */
@@ -100,8 +99,7 @@ static int32_t check_shape(const st_loader *l, st_plan *p) {
     return st_fail(l->source->path,
                    "tensor '%s' has shape %s; tfc's '%s' %s needs %s%s",
                    st_quote(p->src->name, a, sizeof a),
-                   st_shape_string(t->shape, t->rank, got, sizeof got),
-                   d->name,
+                   st_shape_string(t->shape, t->rank, got, sizeof got), d->name,
                    st_shape_string(d->shape, d->rank, mine, sizeof mine),
                    st_shape_string(need, rank, want, sizeof want), layout);
   return check_dtype(l, p->src);
@@ -132,8 +130,8 @@ static int32_t plan_one(const st_loader *l, const tfc_param_info *d,
     rule = find_rule(in_block ? l->family->block : l->family->top,
                      in_block ? rest : d->name);
     if (!rule)
-      return st_fail(path, "map %s has no name for tfc's '%s'",
-                     l->family->name, d->name);
+      return st_fail(path, "map %s has no name for tfc's '%s'", l->family->name,
+                     d->name);
     if (!st_expand(rule->hf, l->prefix, block, hf, sizeof hf))
       return st_fail(path, "the name for tfc's '%s' is too long", d->name);
     p->op = rule->op;
@@ -166,8 +164,8 @@ static int32_t plan_one(const st_loader *l, const tfc_param_info *d,
                    "tensor '%s' has shape %s; its row 0 is added to tfc's "
                    "'%s', which needs [types >= 1, %lld]",
                    st_quote(plus, a, sizeof a),
-                   st_shape_string(t->shape, t->rank, got, sizeof got),
-                   d->name, (long long)d->shape[d->rank - 1]);
+                   st_shape_string(t->shape, t->rank, got, sizeof got), d->name,
+                   (long long)d->shape[d->rank - 1]);
   return check_dtype(l, p->plus);
 }
 
@@ -181,8 +179,7 @@ static int ignored(const char *name, const tfc_st_load_options *o) {
 }
 
 /* After planning: every file tensor used, a known non-weight, or ignored. */
-static int32_t check_unused(const st_loader *l,
-                            const tfc_st_load_options *o) {
+static int32_t check_unused(const st_loader *l, const tfc_st_load_options *o) {
   const st_entry *first = NULL;
   int64_t count = 0;
   for (int64_t i = 0; i < l->source->num_entries; ++i) {
@@ -246,8 +243,8 @@ static int32_t execute(const st_loader *l, const st_plan *p, float *params) {
   if (!row0)
     return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory",
                         l->source->path);
-  status = tfc_st_read_f32(p->plus->file, p->plus->index, row0,
-                           p->plus->info.numel);
+  status =
+      tfc_st_read_f32(p->plus->file, p->plus->index, row0, p->plus->info.numel);
   for (int64_t i = 0; status == TFC_OK && i < p->dst->shape[0]; ++i)
     for (int64_t j = 0; j < width; ++j)
       dst[i * width + j] += row0[j];
@@ -268,14 +265,16 @@ static int32_t detect(const st_source *s, int32_t *map) {
         hit = st_match(*m, f->prefix, s->entries[i].name, 0) ||
               st_match(*m, "", s->entries[i].name, 0);
     if (hit && found)
-      return st_fail(s->path, "names of both the %s and the %s map: pass "
-                     "the map", found->name, f->name);
+      return st_fail(s->path,
+                     "names of both the %s and the %s map: pass "
+                     "the map",
+                     found->name, f->name);
     if (hit)
       found = f;
   }
   if (!found)
     return st_fail(s->path, "no tensor name of a known map (tfc, llama, "
-                   "gpt2, bert): pass the map");
+                            "gpt2, bert): pass the map");
   *map = found->map;
   return TFC_OK;
 }
@@ -312,7 +311,9 @@ int32_t tfc_load_safetensors_ex(const char *path, float *params,
   if (!path || !params || !table)
     return tfc_rt_error(TFC_ERR_NULL_POINTER,
                         "tfc_load_safetensors: %s is NULL",
-                        !path ? "path" : !params ? "params" : "table");
+                        !path     ? "path"
+                        : !params ? "params"
+                                  : "table");
   if (num_tensors < 0 || (o->num_ignore_prefixes > 0 && !o->ignore_prefixes) ||
       o->num_ignore_prefixes < 0)
     return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,

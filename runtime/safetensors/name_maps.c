@@ -30,17 +30,17 @@ static const st_rule llama_block[] = {
     {"attn_norm.weight", "{p}layers.{n}.input_layernorm.weight", ST_COPY, 0,
      NULL},
     {"attn_norm.bias", "{p}layers.{n}.input_layernorm.bias", ST_COPY, 0, NULL},
-    {"attn.wq.weight", "{p}layers.{n}.self_attn.q_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"attn.wq.weight", "{p}layers.{n}.self_attn.q_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"attn.wq.bias", "{p}layers.{n}.self_attn.q_proj.bias", ST_COPY, 0, NULL},
-    {"attn.wk.weight", "{p}layers.{n}.self_attn.k_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"attn.wk.weight", "{p}layers.{n}.self_attn.k_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"attn.wk.bias", "{p}layers.{n}.self_attn.k_proj.bias", ST_COPY, 0, NULL},
-    {"attn.wv.weight", "{p}layers.{n}.self_attn.v_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"attn.wv.weight", "{p}layers.{n}.self_attn.v_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"attn.wv.bias", "{p}layers.{n}.self_attn.v_proj.bias", ST_COPY, 0, NULL},
-    {"attn.wo.weight", "{p}layers.{n}.self_attn.o_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"attn.wo.weight", "{p}layers.{n}.self_attn.o_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"attn.wo.bias", "{p}layers.{n}.self_attn.o_proj.bias", ST_COPY, 1, NULL},
     {"attn.q_norm.weight", "{p}layers.{n}.self_attn.q_norm.weight", ST_COPY, 0,
      NULL},
@@ -48,16 +48,16 @@ static const st_rule llama_block[] = {
      NULL},
     {"ffn_norm.weight", "{p}layers.{n}.post_attention_layernorm.weight",
      ST_COPY, 0, NULL},
-    {"ffn_norm.bias", "{p}layers.{n}.post_attention_layernorm.bias", ST_COPY,
-     0, NULL},
-    {"ffn.w_gate.weight", "{p}layers.{n}.mlp.gate_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"ffn_norm.bias", "{p}layers.{n}.post_attention_layernorm.bias", ST_COPY, 0,
+     NULL},
+    {"ffn.w_gate.weight", "{p}layers.{n}.mlp.gate_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"ffn.w_gate.bias", "{p}layers.{n}.mlp.gate_proj.bias", ST_COPY, 1, NULL},
     {"ffn.w_up.weight", "{p}layers.{n}.mlp.up_proj.weight", ST_TRANSPOSE, 0,
      NULL},
     {"ffn.w_up.bias", "{p}layers.{n}.mlp.up_proj.bias", ST_COPY, 1, NULL},
-    {"ffn.w_down.weight", "{p}layers.{n}.mlp.down_proj.weight", ST_TRANSPOSE,
-     0, NULL},
+    {"ffn.w_down.weight", "{p}layers.{n}.mlp.down_proj.weight", ST_TRANSPOSE, 0,
+     NULL},
     {"ffn.w_down.bias", "{p}layers.{n}.mlp.down_proj.bias", ST_COPY, 1, NULL},
     {NULL, NULL, 0, 0, NULL}};
 
@@ -126,8 +126,8 @@ static const st_rule bert_block[] = {
      0, NULL},
     {"attn.wk.weight", "{p}encoder.layer.{n}.attention.self.key.weight",
      ST_TRANSPOSE, 0, NULL},
-    {"attn.wk.bias", "{p}encoder.layer.{n}.attention.self.key.bias", ST_COPY,
-     0, NULL},
+    {"attn.wk.bias", "{p}encoder.layer.{n}.attention.self.key.bias", ST_COPY, 0,
+     NULL},
     {"attn.wv.weight", "{p}encoder.layer.{n}.attention.self.value.weight",
      ST_TRANSPOSE, 0, NULL},
     {"attn.wv.bias", "{p}encoder.layer.{n}.attention.self.value.bias", ST_COPY,
@@ -149,8 +149,8 @@ static const st_rule bert_block[] = {
      ST_TRANSPOSE, 0, NULL},
     {"ffn.w_down.bias", "{p}encoder.layer.{n}.output.dense.bias", ST_COPY, 0,
      NULL},
-    {"ffn_norm.weight", "{p}encoder.layer.{n}.output.LayerNorm.weight",
-     ST_COPY, 0, NULL},
+    {"ffn_norm.weight", "{p}encoder.layer.{n}.output.LayerNorm.weight", ST_COPY,
+     0, NULL},
     {"ffn_norm.bias", "{p}encoder.layer.{n}.output.LayerNorm.bias", ST_COPY, 0,
      NULL},
     {NULL, NULL, 0, 0, NULL}};
@@ -168,8 +168,7 @@ static const st_hint bert_hints[] = {
     {"{p}encoder.layer.{n}.", "a deeper checkpoint than the spec's depth?"},
     {NULL, NULL}};
 
-static const char *const tfc_markers[] = {"blocks.{n}.", "embed.tokens",
-                                          NULL};
+static const char *const tfc_markers[] = {"blocks.{n}.", "embed.tokens", NULL};
 static const char *const none[] = {NULL};
 static const st_rule no_rules[] = {{NULL, NULL, 0, 0, NULL}};
 static const st_hint no_hints[] = {{NULL, NULL}};
@@ -222,8 +221,8 @@ int32_t tfc_st_map_from_name(const char *name, int32_t *map) {
                       name);
 }
 
-int st_expand(const char *pattern, const char *prefix, int64_t block,
-              char *buf, size_t n) {
+int st_expand(const char *pattern, const char *prefix, int64_t block, char *buf,
+              size_t n) {
   size_t out = 0;
   for (const char *p = pattern; *p;) {
     char number[24];

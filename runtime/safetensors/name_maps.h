@@ -40,8 +40,8 @@ typedef struct st_family {
   int32_t map;
   const char *name;
   const char *prefix;
-  const st_rule *top;   /* ends with a NULL tfc */
-  const st_rule *block; /* ends with a NULL tfc */
+  const st_rule *top;         /* ends with a NULL tfc */
+  const st_rule *block;       /* ends with a NULL tfc */
   const char *const *skip;    /* non-weights (whole names), NULL-ended */
   const char *const *markers; /* name prefixes that identify the family */
   const st_hint *unused_hints;
@@ -52,8 +52,8 @@ const st_family *st_family_of(int32_t map);
 
 /* Writes `pattern` with {p} = prefix and {n} = block; 0 if it does not fit
  * (names are at most n - 1 bytes). */
-int st_expand(const char *pattern, const char *prefix, int64_t block,
-              char *buf, size_t n);
+int st_expand(const char *pattern, const char *prefix, int64_t block, char *buf,
+              size_t n);
 
 /* Whether `name` matches `pattern` ({p} = prefix, {n} = one or more digits)
  * in full (whole = 1) or as a prefix (whole = 0). */

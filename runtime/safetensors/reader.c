@@ -26,8 +26,8 @@
 static int read_at(int fd, void *dst, int64_t n, int64_t offset) {
   char *p = dst;
   while (n > 0) {
-    ssize_t got = pread(fd, p, (size_t)(n > (1 << 30) ? (1 << 30) : n),
-                        (off_t)offset);
+    ssize_t got =
+        pread(fd, p, (size_t)(n > (1 << 30) ? (1 << 30) : n), (off_t)offset);
     if (got < 0 && errno == EINTR)
       continue;
     if (got <= 0)
@@ -112,8 +112,8 @@ static int32_t parse_tensor(tfc_st_file *f, const cJSON *entry,
     return st_fail(f->path, "tensor '%s' is not an object", name);
   const cJSON *dtype = NULL, *shape = NULL, *offsets = NULL;
   for (const cJSON *k = entry->child; k; k = k->next) {
-    const cJSON **slot = strcmp(k->string, "dtype") == 0   ? &dtype
-                         : strcmp(k->string, "shape") == 0 ? &shape
+    const cJSON **slot = strcmp(k->string, "dtype") == 0          ? &dtype
+                         : strcmp(k->string, "shape") == 0        ? &shape
                          : strcmp(k->string, "data_offsets") == 0 ? &offsets
                                                                   : NULL;
     char key[ST_QUOTE_BYTES];
@@ -127,7 +127,9 @@ static int32_t parse_tensor(tfc_st_file *f, const cJSON *entry,
   }
   if (!dtype || !shape || !offsets)
     return st_fail(f->path, "tensor '%s': no %s", name,
-                   !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
+                   !dtype   ? "dtype"
+                   : !shape ? "shape"
+                            : "data_offsets");
 
   char dt[ST_QUOTE_BYTES];
   if (!cJSON_IsString(dtype))
@@ -160,8 +162,7 @@ static int32_t parse_tensor(tfc_st_file *f, const cJSON *entry,
       t->numel *= v;
   }
   if (overflow && t->numel != 0)
-    return st_fail(f->path, "tensor '%s': shape has over 2^60 elements",
-                   name);
+    return st_fail(f->path, "tensor '%s': shape has over 2^60 elements", name);
   if (overflow)
     t->numel = 0;
 
@@ -175,8 +176,10 @@ static int32_t parse_tensor(tfc_st_file *f, const cJSON *entry,
                    "tensor '%s': data_offsets are not integers in [0, 2^53]",
                    name);
   if (begin > end)
-    return st_fail(f->path, "tensor '%s': data_offsets [%lld, %lld) end "
-                   "before they begin", name, (long long)begin, (long long)end);
+    return st_fail(f->path,
+                   "tensor '%s': data_offsets [%lld, %lld) end "
+                   "before they begin",
+                   name, (long long)begin, (long long)end);
   if (end > f->data_size)
     return st_fail(f->path,
                    "tensor '%s': data_offsets [%lld, %lld) exceed the data "
@@ -245,8 +248,8 @@ static int32_t check_cover(tfc_st_file *f) {
                        "overlap",
                        st_quote(last->name, a, sizeof a),
                        (long long)last->data_begin, (long long)last->data_end,
-                       st_quote(t->name, b, sizeof b),
-                       (long long)t->data_begin, (long long)t->data_end);
+                       st_quote(t->name, b, sizeof b), (long long)t->data_begin,
+                       (long long)t->data_end);
     else if (t->data_begin > covered)
       status = st_fail(f->path,
                        "data section bytes [%lld, %lld) belong to no tensor",
@@ -255,9 +258,9 @@ static int32_t check_cover(tfc_st_file *f) {
     last = t;
   }
   if (status == TFC_OK && covered != f->data_size)
-    status = st_fail(f->path,
-                     "data section bytes [%lld, %lld) belong to no tensor",
-                     (long long)covered, (long long)f->data_size);
+    status =
+        st_fail(f->path, "data section bytes [%lld, %lld) belong to no tensor",
+                (long long)covered, (long long)f->data_size);
   free(order);
   return status;
 }
@@ -274,24 +277,25 @@ static int32_t parse_header(tfc_st_file *f, const char *text, int64_t n) {
   int32_t status = TFC_OK;
   for (const char *p = end; p < text + n && status == TFC_OK; ++p)
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
-      status = st_fail(f->path, "header has bytes after its JSON (at byte "
-                       "%ld of %lld)", (long)(p - text), (long long)n);
+      status = st_fail(f->path,
+                       "header has bytes after its JSON (at byte "
+                       "%ld of %lld)",
+                       (long)(p - text), (long long)n);
   if (status == TFC_OK && !cJSON_IsObject(root))
     status = st_fail(f->path, "header is not a JSON object");
   if (status == TFC_OK) {
     int64_t count = cJSON_GetArraySize(root);
     f->tensors = calloc((size_t)count + 1, sizeof *f->tensors);
     if (!f->tensors)
-      status = tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory",
-                            f->path);
+      status =
+          tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", f->path);
   }
   int seen_metadata = 0;
   for (const cJSON *e = status == TFC_OK ? root->child : NULL;
        e && status == TFC_OK; e = e->next) {
     if (strcmp(e->string, "__metadata__") == 0) {
-      status = seen_metadata
-                   ? st_fail(f->path, "__metadata__ appears twice")
-                   : parse_metadata(f, e);
+      status = seen_metadata ? st_fail(f->path, "__metadata__ appears twice")
+                             : parse_metadata(f, e);
       seen_metadata = 1;
       continue;
     }
@@ -327,8 +331,10 @@ int32_t tfc_st_open(const char *path, tfc_st_file **out) {
   unsigned char len[8];
   int64_t size = status == TFC_OK ? (int64_t)st.st_size : 0;
   if (status == TFC_OK && size < 8)
-    status = st_fail(path, "file is %lld bytes, shorter than the 8-byte "
-                     "header length", (long long)size);
+    status = st_fail(path,
+                     "file is %lld bytes, shorter than the 8-byte "
+                     "header length",
+                     (long long)size);
   if (status == TFC_OK && read_at(f->fd, len, 8, 0) != 0)
     status = st_fail(path, "cannot read the header length");
   uint64_t header = 0;
@@ -338,13 +344,15 @@ int32_t tfc_st_open(const char *path, tfc_st_file **out) {
     status = st_fail(path, "header length %llu is below the 2 bytes of '{}'",
                      (unsigned long long)header);
   else if (status == TFC_OK && header > (uint64_t)ST_MAX_HEADER_BYTES)
-    status = st_fail(path, "header length %llu is over the format's limit "
-                     "of %lld bytes", (unsigned long long)header,
-                     ST_MAX_HEADER_BYTES);
+    status = st_fail(path,
+                     "header length %llu is over the format's limit "
+                     "of %lld bytes",
+                     (unsigned long long)header, ST_MAX_HEADER_BYTES);
   else if (status == TFC_OK && (int64_t)header > size - 8)
-    status = st_fail(path, "header length %llu exceeds the %lld bytes after "
-                     "it (truncated file?)", (unsigned long long)header,
-                     (long long)(size - 8));
+    status = st_fail(path,
+                     "header length %llu exceeds the %lld bytes after "
+                     "it (truncated file?)",
+                     (unsigned long long)header, (long long)(size - 8));
   char *text = NULL;
   if (status == TFC_OK) {
     f->data_start = 8 + (int64_t)header;
@@ -441,11 +449,12 @@ int32_t tfc_st_read_raw(const tfc_st_file *file, int64_t index, void *dst,
   st_quote(t->name, name, sizeof name);
   if (bytes != t->data_end - t->data_begin)
     return st_fail(file->path, "tensor '%s' has %lld bytes, not %lld", name,
-                   (long long)(t->data_end - t->data_begin),
-                   (long long)bytes);
+                   (long long)(t->data_end - t->data_begin), (long long)bytes);
   if (read_at(file->fd, dst, bytes, file->data_start + t->data_begin) != 0)
-    return st_fail(file->path, "tensor '%s': cannot read its data "
-                   "(file changed since it was opened?)", name);
+    return st_fail(file->path,
+                   "tensor '%s': cannot read its data "
+                   "(file changed since it was opened?)",
+                   name);
   return TFC_OK;
 }
 
@@ -458,12 +467,14 @@ int32_t tfc_st_read_f32(const tfc_st_file *file, int64_t index, float *dst,
   char name[ST_QUOTE_BYTES];
   st_quote(t->name, name, sizeof name);
   if (numel != t->numel)
-    return st_fail(file->path, "tensor '%s' has %lld elements, not %lld",
-                   name, (long long)t->numel, (long long)numel);
+    return st_fail(file->path, "tensor '%s' has %lld elements, not %lld", name,
+                   (long long)t->numel, (long long)numel);
   if (t->dtype != TFC_ST_F32 && t->dtype != TFC_ST_BF16 &&
       t->dtype != TFC_ST_F16)
-    return st_fail(file->path, "tensor '%s': dtype %s cannot be read as f32 "
-                   "(F32, BF16 and F16 can)", name, tfc_st_dtype_name(t->dtype));
+    return st_fail(file->path,
+                   "tensor '%s': dtype %s cannot be read as f32 "
+                   "(F32, BF16 and F16 can)",
+                   name, tfc_st_dtype_name(t->dtype));
   if (t->dtype == TFC_ST_F32) {
     status = tfc_st_read_raw(file, index, dst, numel * 4);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

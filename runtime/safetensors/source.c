@@ -23,8 +23,8 @@ static int by_entry_name(const void *a, const void *b) {
 st_entry *st_source_find(const st_source *source, const char *name) {
   st_entry key = {0};
   key.name = name;
-  return bsearch(&key, source->entries, (size_t)source->num_entries,
-                 sizeof key, by_entry_name);
+  return bsearch(&key, source->entries, (size_t)source->num_entries, sizeof key,
+                 by_entry_name);
 }
 
 void st_source_close(st_source *source) {
@@ -37,12 +37,12 @@ void st_source_close(st_source *source) {
 
 static int32_t add_file(st_source *s, tfc_st_file *f) {
   int64_t n = tfc_st_num_tensors(f);
-  tfc_st_file **files = realloc(s->files, (size_t)(s->num_files + 1) *
-                                              sizeof *files);
-  st_entry *entries = files ? realloc(s->entries,
-                                      (size_t)(s->num_entries + n + 1) *
-                                          sizeof *entries)
-                            : NULL;
+  tfc_st_file **files =
+      realloc(s->files, (size_t)(s->num_files + 1) * sizeof *files);
+  st_entry *entries =
+      files ? realloc(s->entries,
+                      (size_t)(s->num_entries + n + 1) * sizeof *entries)
+            : NULL;
   if (files)
     s->files = files;
   if (!files || !entries) {
@@ -93,8 +93,7 @@ static int by_tensor(const void *a, const void *b) {
 }
 
 static int by_shard(const void *a, const void *b) {
-  return strcmp(((const st_mapping *)a)->shard,
-                ((const st_mapping *)b)->shard);
+  return strcmp(((const st_mapping *)a)->shard, ((const st_mapping *)b)->shard);
 }
 
 /* Opens each shard the weight map names (once each, in name order) and
@@ -115,10 +114,8 @@ static int32_t open_shards(st_source *s, const cJSON *map, const char *dir) {
   for (const cJSON *e = map->child; e && status == TFC_OK; e = e->next) {
     st_quote(e->string, a, sizeof a);
     if (!cJSON_IsString(e) || !e->valuestring[0])
-      status = st_fail(s->path, "weight_map '%s' is not a shard file name",
-                       a);
-    else if (strchr(e->valuestring, '/') ||
-             strcmp(e->valuestring, "..") == 0 ||
+      status = st_fail(s->path, "weight_map '%s' is not a shard file name", a);
+    else if (strchr(e->valuestring, '/') || strcmp(e->valuestring, "..") == 0 ||
              strcmp(e->valuestring, ".") == 0)
       status = st_fail(s->path,
                        "weight_map '%s' = '%s': shards must be "
@@ -143,8 +140,8 @@ static int32_t open_shards(st_source *s, const cJSON *map, const char *dir) {
     size_t len = strlen(dir) + strlen(shard) + 2;
     char *shard_path = malloc(len);
     if (!shard_path) {
-      status = tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory",
-                            s->path);
+      status =
+          tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
       break;
     }
     snprintf(shard_path, len, "%s%s", dir, shard);

@@ -47,20 +47,26 @@ static int32_t check_inputs(const char *path, const tfc_st_write_tensor *t,
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (!t[i].name)
-      return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: tensors[%lld].name is "
-                          "NULL", path, (long long)i);
+      return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                          "%s: tensors[%lld].name is "
+                          "NULL",
+                          path, (long long)i);
     st_quote(t[i].name, a, sizeof a);
     if (!t[i].name[0] || strcmp(t[i].name, "__metadata__") == 0)
-      return st_fail(path, "tensors[%lld]: the name '%s' is reserved or "
-                     "empty", (long long)i, a);
+      return st_fail(path,
+                     "tensors[%lld]: the name '%s' is reserved or "
+                     "empty",
+                     (long long)i, a);
     if (!t[i].f32 == !t[i].raw)
       return st_fail(path, "tensor '%s': give exactly one of f32 and raw", a);
     int64_t size = tfc_st_dtype_size(t[i].dtype);
     if (size == 0)
       return st_fail(path, "tensor '%s': unknown dtype %d", a, t[i].dtype);
     if (t[i].f32 && t[i].dtype != TFC_ST_F32 && t[i].dtype != TFC_ST_BF16)
-      return st_fail(path, "tensor '%s': f32 data is stored as F32 or BF16, "
-                     "not %s", a, tfc_st_dtype_name(t[i].dtype));
+      return st_fail(path,
+                     "tensor '%s': f32 data is stored as F32 or BF16, "
+                     "not %s",
+                     a, tfc_st_dtype_name(t[i].dtype));
     if (t[i].rank < 0 || t[i].rank > TFC_ST_MAX_RANK)
       return st_fail(path, "tensor '%s': rank %d is outside [0, %d]", a,
                      t[i].rank, TFC_ST_MAX_RANK);
@@ -68,8 +74,10 @@ static int32_t check_inputs(const char *path, const tfc_st_write_tensor *t,
     for (int32_t d = 0; d < t[i].rank; ++d) {
       int64_t v = t[i].shape[d];
       if (v < 0 || (v > 0 && numel > (INT64_MAX / 16) / v))
-        return st_fail(path, "tensor '%s': shape[%d] = %lld is negative or "
-                       "too large", a, d, (long long)v);
+        return st_fail(path,
+                       "tensor '%s': shape[%d] = %lld is negative or "
+                       "too large",
+                       a, d, (long long)v);
       numel *= v;
     }
     if (total > INT64_MAX / 2 - numel * size)
@@ -95,12 +103,11 @@ static char *build_header(const tfc_st_write_tensor *t, int64_t n,
   }
   int64_t offset = 0;
   for (int64_t i = 0; ok && i < n; ++i) {
-    cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
-    cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
+    cJSON *e = cJSON_AddObjectToObject(root, t[i].name), *shape = NULL;
     cJSON *offsets = NULL;
-    ok = e && cJSON_AddStringToObject(e, "dtype",
-                                      tfc_st_dtype_name(t[i].dtype)) &&
-         shape;
+    ok = e &&
+         cJSON_AddStringToObject(e, "dtype", tfc_st_dtype_name(t[i].dtype)) &&
+         (shape = cJSON_AddArrayToObject(e, "shape"));
     int64_t numel = 1;
     for (int32_t d = 0; ok && d < t[i].rank; ++d) {
       numel *= t[i].shape[d];
@@ -146,8 +153,7 @@ static int write_data(FILE *out, const tfc_st_write_tensor *t) {
 }
 
 int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
-                     int64_t num_tensors,
-                     const tfc_st_metadata_entry *metadata,
+                     int64_t num_tensors, const tfc_st_metadata_entry *metadata,
                      int64_t num_metadata) {
   if (!path)
     return tfc_rt_error(TFC_ERR_NULL_POINTER, "tfc_st_write: path is NULL");
@@ -175,8 +181,8 @@ int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
     unsigned char len[8];
     for (int i = 0; i < 8; ++i)
       len[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    int ok = fwrite(len, 1, 8, out) == 8 &&
-             fwrite(header, 1, length, out) == length;
+    int ok =
+        fwrite(len, 1, 8, out) == 8 && fwrite(header, 1, length, out) == length;
     for (size_t i = length; ok && i < padded; ++i)
       ok = fputc(' ', out) != EOF;
     for (int64_t i = 0; ok && i < num_tensors; ++i)
@@ -189,8 +195,8 @@ int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
     if (!ok)
       status = st_fail(path, "cannot write %s: %s", tmp, strerror(err));
     else if (rename(tmp, path) != 0)
-      status = st_fail(path, "cannot rename %s to it: %s", tmp,
-                       strerror(errno));
+      status =
+          st_fail(path, "cannot rename %s to it: %s", tmp, strerror(errno));
     if (status != TFC_OK)
       remove(tmp);
   }
@@ -205,11 +211,17 @@ int32_t tfc_save_safetensors(const char *path, const float *params,
                              const tfc_st_metadata_entry *metadata,
                              int64_t num_metadata) {
   if (!path || !params || !table)
-    return tfc_rt_error(TFC_ERR_NULL_POINTER, "tfc_save_safetensors: %s is "
-                        "NULL", !path ? "path" : !params ? "params" : "table");
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_save_safetensors: %s is "
+                        "NULL",
+                        !path     ? "path"
+                        : !params ? "params"
+                                  : "table");
   if (dtype != TFC_ST_F32 && dtype != TFC_ST_BF16)
-    return st_fail(path, "tfc_save_safetensors: dtype %d is neither F32 nor "
-                   "BF16", dtype);
+    return st_fail(path,
+                   "tfc_save_safetensors: dtype %d is neither F32 nor "
+                   "BF16",
+                   dtype);
   if (num_tensors < 0)
     return st_fail(path, "num_tensors = %lld is negative",
                    (long long)num_tensors);
@@ -223,9 +235,10 @@ int32_t tfc_save_safetensors(const char *path, const float *params,
     for (int32_t d = 0; d < p->rank && d < 2; ++d)
       numel *= p->shape[d];
     if (p->rank < 1 || p->rank > 2 || p->offset < 0 || numel != p->numel)
-      status = st_fail(path, "table[%lld] (%s): rank %d, numel %lld and "
-                       "offset %lld do not describe a tensor", (long long)i,
-                       p->name ? p->name : "(null)", p->rank,
+      status = st_fail(path,
+                       "table[%lld] (%s): rank %d, numel %lld and "
+                       "offset %lld do not describe a tensor",
+                       (long long)i, p->name ? p->name : "(null)", p->rank,
                        (long long)p->numel, (long long)p->offset);
     t[i].name = p->name;
     t[i].dtype = dtype;

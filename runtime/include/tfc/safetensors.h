@@ -149,8 +149,7 @@ typedef struct tfc_st_metadata_entry {
  * non-NULL, non-empty, unique and not "__metadata__"; metadata keys unique;
  * known dtypes (BF16 or F32 from f32); ranks and dimensions in range. */
 int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
-                     int64_t num_tensors,
-                     const tfc_st_metadata_entry *metadata,
+                     int64_t num_tensors, const tfc_st_metadata_entry *metadata,
                      int64_t num_metadata);
 
 /* Saves a flat parameter buffer by its table (the generated NAME_tensors),
