@@ -48,7 +48,7 @@ failed=$((failed + lit_failed))
 rm -f "$lit_log"
 
 # libFuzzer: each target for TFC_FUZZ_SECONDS (default 60; 0 skips), built
-# with clang-22 into build-fuzz/. About 3 minutes on 2 cores, build included.
+# with clang-22 into build-fuzz/. About 4 minutes on 2 cores, build included.
 fuzz_seconds="${TFC_FUZZ_SECONDS:-60}"
 if [ "$fuzz_seconds" -gt 0 ]; then
   echo "== fuzz (${fuzz_seconds} s per target)"
