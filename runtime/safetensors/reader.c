@@ -6,6 +6,9 @@
  *
  *===----------------------------------------------------------------------===*/
 
+/* pread, O_CLOEXEC: POSIX.1-2008, also under a strict -std=c11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "internal.h"
 
 #include <cjson/cJSON.h>
