@@ -11,12 +11,12 @@
 #include <stdio.h>
 
 int32_t st_fail(const char *path, const char *format, ...) {
-  char message[480];
+  char message[400];
   va_list args;
   va_start(args, format);
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
-  char where[ST_QUOTE_BYTES];
+  char where[224]; /* paths run longer than names (HF cache snapshots) */
   return tfc_rt_error(TFC_ERR_BAD_ARGUMENT, "%s: %s",
                       st_quote(path ? path : "(null)", where, sizeof where),
                       message);

@@ -321,7 +321,7 @@ int32_t tfc_st_open(const char *path, tfc_st_file **out) {
   if (!f || !path_copy) {
     free(f);
     free(path_copy);
-    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "tfc_st_open: out of memory");
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
   }
   f->path = path_copy;
   f->fd = open(path, O_RDONLY | O_CLOEXEC);
