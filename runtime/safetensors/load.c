@@ -123,7 +123,10 @@ static int32_t plan_one(const st_loader *l, const tfc_param_info *d,
   int64_t block = 0;
   const char *rest = NULL;
   if (l->family->map == TFC_ST_MAP_TFC) {
-    snprintf(hf, sizeof hf, "%s", d->name);
+    if (strlen(d->name) >= sizeof hf)
+      return st_fail(path, "the name for tfc's '%.64s...' is too long",
+                     d->name);
+    memcpy(hf, d->name, strlen(d->name) + 1);
     p->op = ST_COPY;
   } else {
     int in_block = split_block(d->name, &block, &rest);
@@ -133,7 +136,8 @@ static int32_t plan_one(const st_loader *l, const tfc_param_info *d,
       return st_fail(path, "map %s has no name for tfc's '%s'", l->family->name,
                      d->name);
     if (!st_expand(rule->hf, l->prefix, block, hf, sizeof hf))
-      return st_fail(path, "the name for tfc's '%s' is too long", d->name);
+      return st_fail(path, "the name for tfc's '%.64s...' is too long",
+                     d->name);
     p->op = rule->op;
   }
   p->src = st_source_find(l->source, hf);

@@ -667,6 +667,16 @@ TEST(SafetensorsLoadErrors, ArgumentsAndDetection) {
             TFC_ERR_BAD_ARGUMENT);
   EXPECT_EQ(lastError(), "tfc_load_safetensors: table[3] is not a tensor "
                          "(name, rank 1 or 2, shape, numel, offset)");
+  // A table name too long for any checkpoint name (the loader's limit is
+  // 511 bytes): an error, never a truncated name that matches another.
+  Model longer;
+  longer.add("x" + std::string(600, 'y'), 1);
+  got.assign(1, 0.0f);
+  EXPECT_EQ(tfc_load_safetensors(p.c_str(), got.data(), longer.table.data(), 1,
+                                 TFC_ST_MAP_TFC),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), p + ": the name for tfc's 'x" + std::string(63, 'y') +
+                             "...' is too long");
   // Detection: no known name, or names of two maps.
   Checkpoint c(m, ref);
   c.copy("something.else", "final_norm.weight");

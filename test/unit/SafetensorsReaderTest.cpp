@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sys/stat.h>
 
 using namespace tfc_test;
 
@@ -475,6 +476,25 @@ TEST(SafetensorsWriterErrors, EveryCheck) {
             TFC_ERR_BAD_ARGUMENT);
   EXPECT_EQ(lastError(), nodir + ": cannot create " + nodir +
                              ".tmp: No such file or directory");
+  // The path is a directory: PATH.tmp is written, the rename fails, and the
+  // temporary file is removed.
+  std::string sub = dir.file("sub");
+  ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+  EXPECT_EQ(tfc_st_write(sub.c_str(), t, 1, nullptr, 0), TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(),
+            sub + ": cannot rename " + sub + ".tmp to it: Is a directory");
+  EXPECT_EQ(readAll(sub + ".tmp"), "");
+  // Sizes past what one file can index (2^63 bytes), caught before writing.
+  tfc_st_write_tensor huge[3] = {};
+  for (tfc_st_write_tensor &h : huge) {
+    h.name = &"abc"[&h - huge];
+    h.dtype = TFC_ST_F64;
+    h.rank = 1;
+    h.shape[0] = int64_t(1) << 58;
+    h.raw = a;
+  }
+  EXPECT_EQ(tfc_st_write(p.c_str(), huge, 3, nullptr, 0), TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), p + ": tensors too large for one file");
   float params[8] = {};
   EXPECT_EQ(tfc_save_safetensors(p.c_str(), params, kTable, 2, TFC_ST_F16,
                                  nullptr, 0),
