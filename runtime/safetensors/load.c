@@ -192,7 +192,7 @@ static int32_t check_unused(const st_loader *l, const tfc_st_load_options *o) {
       continue;
     int skip = 0;
     for (const char *const *s = l->family->skip; *s && !skip; ++s)
-      skip = st_match(*s, l->prefix, e->name, 1);
+      skip = st_match(*s, l->prefix, e->name, 1, NULL);
     if (skip)
       continue;
     if (!first)
@@ -201,9 +201,17 @@ static int32_t check_unused(const st_loader *l, const tfc_st_load_options *o) {
   }
   if (!first)
     return TFC_OK;
+  /* The model's depth, for the hint about a deeper checkpoint. */
+  int64_t depth = 0, block = -1;
+  for (int64_t i = 0; i < l->num_tensors; ++i) {
+    const char *rest = NULL;
+    if (split_block(l->table[i].name, &block, &rest) && block >= depth)
+      depth = block + 1;
+  }
   const char *hint = NULL;
   for (const st_hint *h = l->family->unused_hints; h->pattern && !hint; ++h)
-    if (st_match(h->pattern, l->prefix, first->name, 0))
+    if (st_match(h->pattern, l->prefix, first->name, 0, &block) &&
+        (!h->deeper || block >= depth))
       hint = h->text;
   char a[ST_QUOTE_BYTES], more[48] = "";
   if (count > 1)
@@ -266,8 +274,8 @@ static int32_t detect(const st_source *s, int32_t *map) {
     int hit = 0;
     for (int64_t i = 0; i < s->num_entries && !hit; ++i)
       for (const char *const *m = f->markers; *m && !hit; ++m)
-        hit = st_match(*m, f->prefix, s->entries[i].name, 0) ||
-              st_match(*m, "", s->entries[i].name, 0);
+        hit = st_match(*m, f->prefix, s->entries[i].name, 0, NULL) ||
+              st_match(*m, "", s->entries[i].name, 0, NULL);
     if (hit && found)
       return st_fail(s->path,
                      "names of both the %s and the %s map: pass "

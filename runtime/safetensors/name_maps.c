@@ -12,6 +12,7 @@
 
 #include "tfc/safetensors.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,9 +68,9 @@ static const char *const llama_skip[] = {
 static const char *const llama_markers[] = {"{p}layers.{n}.self_attn.",
                                             "{p}embed_tokens.", NULL};
 static const st_hint llama_hints[] = {
-    {"lm_head.", "the spec has no untied head ([head] tied = false)"},
-    {"{p}layers.{n}.", "a deeper checkpoint than the spec's depth?"},
-    {NULL, NULL}};
+    {"lm_head.", "the spec has no untied head ([head] tied = false)", 0},
+    {"{p}layers.{n}.", "a deeper checkpoint than the spec's depth?", 1},
+    {NULL, NULL, 0}};
 
 /* ---- GPT-2 ---------------------------------------------------------------
  * c_attn is Conv1D [d, 3d]: q | k | v side by side, split by columns. */
@@ -106,9 +107,9 @@ static const char *const gpt2_skip[] = {"{p}h.{n}.attn.bias",
 static const char *const gpt2_markers[] = {"{p}h.{n}.attn.c_attn.", "{p}wte.",
                                            NULL};
 static const st_hint gpt2_hints[] = {
-    {"lm_head.", "the spec has no untied head ([head] tied = false)"},
-    {"{p}h.{n}.", "a deeper checkpoint than the spec's depth?"},
-    {NULL, NULL}};
+    {"lm_head.", "the spec has no untied head ([head] tied = false)", 0},
+    {"{p}h.{n}.", "a deeper checkpoint than the spec's depth?", 1},
+    {NULL, NULL, 0}};
 
 /* ---- BERT ----------------------------------------------------------------
  * tfc's input has no token types: type 0 (HF's default token_type_ids) is
@@ -162,16 +163,17 @@ static const char *const bert_markers[] = {
 static const st_hint bert_hints[] = {
     {"{p}embeddings.LayerNorm.",
      "tfc has no norm between the embedding and block 0: compile the spec "
-     "without [embedding] and embed (with this norm) yourself"},
-    {"{p}pooler.", "the pooler is not part of tfc's encoder"},
-    {"cls.", "the pre-training heads are not part of tfc's encoder"},
-    {"{p}encoder.layer.{n}.", "a deeper checkpoint than the spec's depth?"},
-    {NULL, NULL}};
+     "without [embedding] and embed (with this norm) yourself",
+     0},
+    {"{p}pooler.", "the pooler is not part of tfc's encoder", 0},
+    {"cls.", "the pre-training heads are not part of tfc's encoder", 0},
+    {"{p}encoder.layer.{n}.", "a deeper checkpoint than the spec's depth?", 1},
+    {NULL, NULL, 0}};
 
 static const char *const tfc_markers[] = {"blocks.{n}.", "embed.tokens", NULL};
 static const char *const none[] = {NULL};
 static const st_rule no_rules[] = {{NULL, NULL, 0, 0, NULL}};
-static const st_hint no_hints[] = {{NULL, NULL}};
+static const st_hint no_hints[] = {{NULL, NULL, 0}};
 
 static const st_family families[] = {
     {TFC_ST_MAP_TFC, "tfc", "", no_rules, no_rules, none, tfc_markers,
@@ -249,8 +251,9 @@ int st_expand(const char *pattern, const char *prefix, int64_t block, char *buf,
 }
 
 int st_match(const char *pattern, const char *prefix, const char *name,
-             int whole) {
+             int whole, int64_t *block) {
   const char *s = name;
+  int64_t number = -1;
   for (const char *p = pattern; *p;) {
     if (strncmp(p, "{p}", 3) == 0) {
       size_t len = strlen(prefix);
@@ -261,12 +264,17 @@ int st_match(const char *pattern, const char *prefix, const char *name,
     } else if (strncmp(p, "{n}", 3) == 0) {
       if (*s < '0' || *s > '9')
         return 0;
-      while (*s >= '0' && *s <= '9')
-        ++s;
+      for (number = 0; *s >= '0' && *s <= '9'; ++s) /* saturates */
+        number = number > (INT64_MAX - 9) / 10 ? INT64_MAX
+                                               : number * 10 + (*s - '0');
       p += 3;
     } else if (*s++ != *p++) {
       return 0;
     }
   }
-  return !whole || *s == '\0';
+  if (whole && *s != '\0')
+    return 0;
+  if (block)
+    *block = number;
+  return 1;
 }

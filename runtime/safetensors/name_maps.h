@@ -34,6 +34,7 @@ typedef struct st_rule {
 typedef struct st_hint {
   const char *pattern; /* a name prefix, as the rules' patterns */
   const char *text;
+  int deeper; /* only for block numbers >= the model's depth */
 } st_hint;
 
 typedef struct st_family {
@@ -56,8 +57,9 @@ int st_expand(const char *pattern, const char *prefix, int64_t block, char *buf,
               size_t n);
 
 /* Whether `name` matches `pattern` ({p} = prefix, {n} = one or more digits)
- * in full (whole = 1) or as a prefix (whole = 0). */
+ * in full (whole = 1) or as a prefix (whole = 0). *block (when not NULL)
+ * receives the number {n} matched, -1 without one. */
 int st_match(const char *pattern, const char *prefix, const char *name,
-             int whole);
+             int whole, int64_t *block);
 
 #endif /* TFC_SAFETENSORS_NAME_MAPS_H */

@@ -572,6 +572,12 @@ TEST(SafetensorsLoadErrors, NamesShapesAndDtypes) {
          "tensor 'model.layers.1.mlp.down_proj.weight' is not used by the "
          "model (map llama) (and 1 more): a deeper checkpoint than the "
          "spec's depth?");
+  // A tensor of a block the model has: no hint about depth.
+  c = llamaCheckpoint(m, ref);
+  c.add("model.layers.0.self_attn.q_proj.bias", {4}, std::vector<float>(4));
+  expect(c, m, TFC_ST_MAP_LLAMA,
+         "tensor 'model.layers.0.self_attn.q_proj.bias' is not used by the "
+         "model (map llama)");
   // A weight stored [in, out] (not transposed) is a shape mismatch.
   c = llamaCheckpoint(m, ref);
   c.get("model.layers.0.mlp.up_proj.weight").shape = {4, 6};
