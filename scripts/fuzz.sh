@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Fuzzes the spec reader and the tfc IR parser/verifier with libFuzzer:
+# Fuzzes the spec reader, the tfc IR parser/verifier and the safetensors
+# reader (with the loader's name maps) with libFuzzer:
 #
 #   bash scripts/fuzz.sh [SECONDS]        (default 60 s per target)
 #
 # Builds fuzz/ with clang-22 (-fsanitize=fuzzer,address,undefined) into
 # build-fuzz/ ($TFC_FUZZ_BUILD_DIR), seeds each target from the repository
 # (tfc-fuzz-spec: examples/specs and test/Spec; tfc-fuzz-ir: the .mlir tests,
-# split at `// -----`, RUN lines dropped), runs each for SECONDS and prints
+# split at `// -----`, RUN lines dropped; tfc-fuzz-safetensors:
+# fuzz/seeds/safetensors), runs each for SECONDS and prints
 # the executions and findings. New inputs accumulate in build-fuzz/corpus/*/work
 # across runs; a crashing input lands in build-fuzz/findings/ (reproduce it
 # with `build-fuzz/bin/tfc-fuzz-spec FILE`) and must become a regression test.
@@ -22,13 +24,18 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release -DTFC_FUZZ=ON >/dev/null || exit 1
 fi
-nice -n 15 ninja -C "$build" -j "$jobs" tfc-fuzz-spec tfc-fuzz-ir || exit 1
+nice -n 15 ninja -C "$build" -j "$jobs" tfc-fuzz-spec tfc-fuzz-ir \
+  tfc-fuzz-safetensors || exit 1
 
 corpus="$build/corpus"
 findings="$build/findings"
-rm -rf "$corpus/spec/seed" "$corpus/ir/seed"
+rm -rf "$corpus/spec/seed" "$corpus/ir/seed" "$corpus/safetensors/seed"
 mkdir -p "$corpus/spec/seed" "$corpus/spec/work" "$corpus/ir/seed" \
-  "$corpus/ir/work" "$findings"
+  "$corpus/ir/work" "$corpus/safetensors/seed" "$corpus/safetensors/work" \
+  "$findings"
+# Safetensors seeds: small files of each name map and dtype, and malformed
+# ones (fuzz/seeds/safetensors), byte for byte.
+cp "$root"/fuzz/seeds/safetensors/*.safetensors "$corpus/safetensors/seed/"
 
 # Spec seeds: the examples and every valid and invalid spec test.
 n=0
@@ -104,4 +111,6 @@ run_target() { # name binary dict
 
 run_target spec "$build/bin/tfc-fuzz-spec" "$root/fuzz/spec.dict"
 run_target ir "$build/bin/tfc-fuzz-ir" "$dict_ir"
+run_target safetensors "$build/bin/tfc-fuzz-safetensors" \
+  "$root/fuzz/safetensors.dict"
 exit $status

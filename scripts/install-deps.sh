@@ -10,6 +10,8 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libtomlplusplus-dev libfmt-dev libgtest-dev
+  # libtfc_safetensors parses the safetensors header with cJSON.
+  libcjson-dev
   # Tests: lit/FileCheck come with llvm-22-tools; the oracle is PyTorch.
   python3 python3-torch python3-numpy
   # Plots of the copy-task experiments.
