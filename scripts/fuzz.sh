@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the spec reader, the tfc IR parser/verifier and the safetensors
-# reader (with the loader's name maps) with libFuzzer:
+# Fuzzes the spec reader, the tfc IR parser/verifier, the safetensors
+# reader (with the loader's name maps) and `tfc import` with libFuzzer:
 #
 #   bash scripts/fuzz.sh [SECONDS]        (default 60 s per target)
 #
@@ -8,7 +8,8 @@
 # build-fuzz/ ($TFC_FUZZ_BUILD_DIR), seeds each target from the repository
 # (tfc-fuzz-spec: examples/specs and test/Spec; tfc-fuzz-ir: the .mlir tests,
 # split at `// -----`, RUN lines dropped; tfc-fuzz-safetensors:
-# fuzz/seeds/safetensors), runs each for SECONDS and prints
+# fuzz/seeds/safetensors; tfc-fuzz-hfconfig: test/Import's configs), runs
+# each for SECONDS and prints
 # the executions and findings. New inputs accumulate in build-fuzz/corpus/*/work
 # across runs; a crashing input lands in build-fuzz/findings/ (reproduce it
 # with `build-fuzz/bin/tfc-fuzz-spec FILE`) and must become a regression test.
@@ -25,14 +26,22 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=Release -DTFC_FUZZ=ON >/dev/null || exit 1
 fi
 nice -n 15 ninja -C "$build" -j "$jobs" tfc-fuzz-spec tfc-fuzz-ir \
-  tfc-fuzz-safetensors || exit 1
+  tfc-fuzz-safetensors tfc-fuzz-hfconfig || exit 1
 
 corpus="$build/corpus"
 findings="$build/findings"
-rm -rf "$corpus/spec/seed" "$corpus/ir/seed" "$corpus/safetensors/seed"
+rm -rf "$corpus/spec/seed" "$corpus/ir/seed" "$corpus/safetensors/seed" \
+  "$corpus/hfconfig/seed"
 mkdir -p "$corpus/spec/seed" "$corpus/spec/work" "$corpus/ir/seed" \
   "$corpus/ir/work" "$corpus/safetensors/seed" "$corpus/safetensors/work" \
-  "$findings"
+  "$corpus/hfconfig/seed" "$corpus/hfconfig/work" "$findings"
+# HF config seeds: the published and the refused configs of test/Import.
+n=0
+for f in "$root"/test/Import/Inputs/*.json "$root"/test/Import/Inputs/*/*.json \
+  "$root"/fuzz/seeds/hfconfig/*.json; do
+  cp "$f" "$corpus/hfconfig/seed/$n.json"
+  n=$((n + 1))
+done
 # Safetensors seeds: small files of each name map and dtype, and malformed
 # ones (fuzz/seeds/safetensors), byte for byte.
 cp "$root"/fuzz/seeds/safetensors/*.safetensors "$corpus/safetensors/seed/"
@@ -113,4 +122,5 @@ run_target spec "$build/bin/tfc-fuzz-spec" "$root/fuzz/spec.dict"
 run_target ir "$build/bin/tfc-fuzz-ir" "$dict_ir"
 run_target safetensors "$build/bin/tfc-fuzz-safetensors" \
   "$root/fuzz/safetensors.dict"
+run_target hfconfig "$build/bin/tfc-fuzz-hfconfig" "$root/fuzz/hfconfig.dict"
 exit $status

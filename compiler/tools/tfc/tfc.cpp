@@ -9,13 +9,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/driver/Driver.h"
+#include "tools/driver/ImportCommand.h"
+
+#include <cstring>
 
 int main(int argc, char **argv) {
+  // `tfc import config.json ...`: a command of its own.
+  if (argc > 1 && std::strcmp(argv[1], "import") == 0)
+    return tfc::runImport(argc - 1, argv + 1);
   tfc::DriverConfig config;
   config.overview =
       "tfc: compiles a Transformer spec (TOML) to an object file and a C "
       "header\n\n  tfc spec.toml -o model.o   writes model.o and model.h\n"
-      "  tfc spec.toml --emit=tfc   prints the tfc dialect IR\n\n"
+      "  tfc spec.toml --emit=tfc   prints the tfc dialect IR\n"
+      "  tfc import config.json     a Hugging Face config.json as a spec\n"
+      "                             (tfc import --help)\n\n"
       "MLIR's IR-printing flags work too (--mlir-print-ir-after-all,\n"
       "--mlir-print-ir-before=tfc-lower-to-loops, ...; see --help-hidden).\n"
       "\n"
