@@ -60,7 +60,8 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.target.features == b.target.features;
   if (same && a.embedding)
     same = a.embedding->vocab == b.embedding->vocab &&
-           a.embedding->positions == b.embedding->positions;
+           a.embedding->positions == b.embedding->positions &&
+           a.embedding->norm == b.embedding->norm;
   if (same && a.head)
     same = a.head->tied == b.head->tied && a.head->loss == b.head->loss;
   return same;

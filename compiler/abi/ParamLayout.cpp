@@ -96,6 +96,8 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
     leading.matrix("embed.tokens", spec.embedding->vocab, d);
     if (spec.embedding->positions == PositionKind::Learned)
       leading.matrix("embed.positions", spec.model.maxSeq, d);
+    if (spec.embedding->norm)
+      leading.norm("embed.norm");
   }
 
   SegmentBuilder block(spec, layout.block);

@@ -281,16 +281,19 @@ Value ModelBuilder::embed(Value tokens) {
                                            globalParam("embed.tokens"));
   switch (spec.embedding->positions) {
   case PositionKind::Learned:
-    return mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h,
-                                             globalParam("embed.positions"),
-                                             mlir::tfc::PositionKind::learned);
+    h = mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h,
+                                          globalParam("embed.positions"),
+                                          mlir::tfc::PositionKind::learned);
+    break;
   case PositionKind::Sinusoidal:
-    return mlir::tfc::AddPositionsOp::create(
-        b, loc, h.getType(), h, Value(), mlir::tfc::PositionKind::sinusoidal);
+    h = mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h, Value(),
+                                          mlir::tfc::PositionKind::sinusoidal);
+    break;
   case PositionKind::None:
-    return h;
+    break;
   }
-  return h;
+  // BERT's embedding LayerNorm.
+  return spec.embedding->norm ? norm(h, "embed.norm", /*global=*/true) : h;
 }
 
 OwningOpRef<ModuleOp> ModelBuilder::build() {

@@ -432,10 +432,6 @@ void importBert(ConfigReader &config, const ImportOptions &options,
   // Token types are no input of tfc's; the BERT weight map folds type 0's
   // row into the position table (docs/abi.md), exact for one segment.
   int64_t types = config.integerOr("type_vocab_size", 2);
-  out.header("BERT's embedding LayerNorm is not part of this spec: the BERT "
-             "weight map reports");
-  out.header("embeddings.LayerNorm unused (docs/abi.md says how to run BERT "
-             "exactly).");
   out.header("BERT's token types are no input here: the BERT weight map adds "
              "type 0's row");
   out.header("(of " + std::to_string(types) +
@@ -447,6 +443,8 @@ void importBert(ConfigReader &config, const ImportOptions &options,
           "vocab_size");
   out.set("embedding", "positions", W::str("learned"),
           family + std::string(": position_embeddings"));
+  out.set("embedding", "norm", W::boolean(true),
+          family + std::string(": embeddings.LayerNorm"));
   writeInit(config, out);
 }
 

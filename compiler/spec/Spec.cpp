@@ -258,8 +258,10 @@ std::string printSpec(const Spec &s) {
                    a.crossKvHeads, a.crossHeadDim);
 
   if (s.embedding)
-    fmt::format_to(it, "\n[embedding]\nvocab = {}\npositions = \"{}\"\n",
-                   s.embedding->vocab, toString(s.embedding->positions));
+    fmt::format_to(it,
+                   "\n[embedding]\nvocab = {}\npositions = \"{}\"\nnorm = {}\n",
+                   s.embedding->vocab, toString(s.embedding->positions),
+                   s.embedding->norm);
   if (s.head)
     fmt::format_to(it, "\n[head]\ntied = {}\nloss = \"{}\"\n",
                    tomlBool(s.head->tied), toString(s.head->loss));

@@ -133,6 +133,10 @@ struct AttentionSpec {
 struct EmbeddingSpec {
   int64_t vocab = 0;
   PositionKind positions = PositionKind::Learned;
+  /// A norm (norm.type, norm.eps, own weights) of the embedding's output,
+  /// tokens plus positions, before the first block: BERT's
+  /// embeddings.LayerNorm.
+  bool norm = false;
 };
 
 struct HeadSpec {

@@ -55,7 +55,7 @@ const std::vector<SectionSchema> &schema() {
        {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
         "rope_theta", "rope_style", "rope_fraction", "sliding_window",
         "key_padding", "cross_n_kv_heads", "cross_head_dim"}},
-      {"embedding", {"vocab", "positions"}},
+      {"embedding", {"vocab", "positions", "norm"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
       {"target", {"device", "cpu", "features"}},
@@ -322,6 +322,7 @@ void Reader::read(const toml::table &root, Spec &spec) {
     spec.embedding.emplace();
     readInt(embedding, "vocab", spec.embedding->vocab, Limits::maxVocab, true);
     readEnum(embedding, "positions", spec.embedding->positions, kPositions);
+    readBool(embedding, "norm", spec.embedding->norm);
   }
 
   Section head = section(root, "head", false);

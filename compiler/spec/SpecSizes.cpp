@@ -82,6 +82,8 @@ bool checkedParamCount(const Spec &s, int64_t &count) {
     total += Checked(s.embedding->vocab) * d;
     if (s.embedding->positions == PositionKind::Learned)
       total += Checked(s.model.maxSeq) * d;
+    if (s.embedding->norm)
+      total += norm(s);
   }
   total += Checked(s.model.depth) * blockParams(s);
   if (s.norm.final)

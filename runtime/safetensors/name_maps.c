@@ -118,6 +118,8 @@ static const st_rule bert_top[] = {
     {"embed.tokens", "{p}embeddings.word_embeddings.weight", ST_COPY, 0, NULL},
     {"embed.positions", "{p}embeddings.position_embeddings.weight", ST_COPY, 0,
      "{p}embeddings.token_type_embeddings.weight"},
+    {"embed.norm.weight", "{p}embeddings.LayerNorm.weight", ST_COPY, 0, NULL},
+    {"embed.norm.bias", "{p}embeddings.LayerNorm.bias", ST_COPY, 0, NULL},
     {NULL, NULL, 0, 0, NULL}};
 
 static const st_rule bert_block[] = {
@@ -162,9 +164,7 @@ static const char *const bert_markers[] = {
     "{p}encoder.layer.{n}.attention.", "{p}embeddings.word_embeddings.", NULL};
 static const st_hint bert_hints[] = {
     {"{p}embeddings.LayerNorm.",
-     "tfc has no norm between the embedding and block 0: compile the spec "
-     "without [embedding] and embed (with this norm) yourself",
-     0},
+     "the spec has no embedding norm ([embedding] norm = true)", 0},
     {"{p}pooler.", "the pooler is not part of tfc's encoder", 0},
     {"cls.", "the pre-training heads are not part of tfc's encoder", 0},
     {"{p}encoder.layer.{n}.", "a deeper checkpoint than the spec's depth?", 1},

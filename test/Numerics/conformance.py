@@ -229,6 +229,19 @@ def lm_specs():
         "ffn": {"activation": "swiglu"}, "attention": {"cross": True},
         "embedding": {"vocab": 61, "positions": "learned"},
         "head": {"loss": "cross_entropy"}}, quick=True))
+    # [embedding] norm: BERT's embedding LayerNorm (post-LN, padded, no
+    # head), and an RMSNorm one under a tied head.
+    specs.append(SpecCase("embnorm_bert_padded", {
+        "model": dict(base, d_ff=48), "norm": {"position": "post", "eps": 1e-12},
+        "ffn": {"activation": "gelu"},
+        "attention": {"mask": "bidirectional", "key_padding": True},
+        "embedding": {"vocab": 43, "positions": "learned", "norm": True}}, quick=True))
+    specs.append(SpecCase("embnorm_rms_tied_ce", {
+        "model": dict(base), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu", "multiple_of": 16},
+        "attention": {"positions": "rope"},
+        "embedding": {"vocab": 29, "positions": "none", "norm": True},
+        "head": {"tied": True, "loss": "cross_entropy"}}))
     return specs
 
 

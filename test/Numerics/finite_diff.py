@@ -182,6 +182,11 @@ def specs():
         "attention": {"positions": "rope", "n_kv_heads": 1, "key_padding": True},
         "embedding": {"vocab": 11, "positions": "none"},
         "head": {"loss": "cross_entropy"}}, 3, 5, 0))
+    out.append(("fd_embnorm_bert", {  # BERT's embedding LayerNorm
+        "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"position": "post"},
+        "ffn": {"activation": "gelu"},
+        "attention": {"mask": "bidirectional", "key_padding": True},
+        "embedding": {"vocab": 11, "positions": "learned", "norm": True}}, 3, 5, 0))
     out.append(("fd_pad_cross", {
         "model": dict(MODEL, d_ff=12), "norm": {"position": "deepnorm"},
         "ffn": {"activation": "silu"},

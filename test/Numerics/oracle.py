@@ -51,7 +51,7 @@ _KEYS = {
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
                   "positions", "rope_theta", "rope_style", "rope_fraction",
                   "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"},
-    "embedding": {"vocab", "positions"},
+    "embedding": {"vocab", "positions", "norm"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std"},
     "target": {"device", "cpu", "features"},
@@ -190,10 +190,12 @@ class Config:
         self.has_embedding = "embedding" in doc
         self.vocab = 0
         self.positions = "none"
+        self.embed_norm = False
         if self.has_embedding:
             self.vocab = int(get("embedding", "vocab", required=True))
             self.positions = choice("embedding", "positions", "learned",
                                     ("learned", "sinusoidal", "none"))
+            self.embed_norm = bool(get("embedding", "norm", False))
         self.has_head = "head" in doc
         self.tied = False
         self.loss = "none"
@@ -284,6 +286,8 @@ def compute_layout(cfg):
         tensors.append(("embed.tokens", (cfg.vocab, d)))
         if cfg.positions == "learned":
             tensors.append(("embed.positions", (cfg.max_seq, d)))
+        if cfg.embed_norm:
+            tensors += _norm_tensors(cfg, "embed.norm")
     for i in range(cfg.depth):
         tensors += block_tensors(cfg, i)
     if cfg.final:
@@ -557,6 +561,8 @@ class Embedding(nn.Module):
         self.tokens = nn.Parameter(torch.zeros(cfg.vocab, cfg.d_model, dtype=dtype))
         if cfg.positions == "learned":
             self.positions = nn.Parameter(torch.zeros(cfg.max_seq, cfg.d_model, dtype=dtype))
+        if cfg.embed_norm:  # BERT's embeddings.LayerNorm
+            self.norm = Norm(cfg, dtype)
 
 
 class Head(nn.Module):
@@ -689,6 +695,8 @@ class Oracle(nn.Module):
                 h = h + self.embed.positions[:s]
             elif cfg.positions == "sinusoidal":
                 h = h + sinusoidal_positions(s, cfg.d_model, self.dtype)
+            if cfg.embed_norm:
+                h = self.embed.norm(h)
         else:
             h = self._tensor(inp, self.dtype)
         valid = self.positions_valid(lengths, h.shape[0], h.shape[1])

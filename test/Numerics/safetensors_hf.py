@@ -148,6 +148,8 @@ def bert_names(p, cfg, token_types):
     t.append((e + "word_embeddings.weight", p["embed.tokens"]))
     t.append((e + "position_embeddings.weight", p["embed.positions"] - token_types[0]))
     t.append((e + "token_type_embeddings.weight", token_types))
+    t.append((e + "LayerNorm.weight", p["embed.norm.weight"]))
+    t.append((e + "LayerNorm.bias", p["embed.norm.bias"]))
     for i in range(cfg.depth):
         b, h = f"blocks.{i}.", f"bert.encoder.layer.{i}."
         for ours, theirs in (("wq", "attention.self.query"), ("wk", "attention.self.key"),

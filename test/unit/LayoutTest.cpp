@@ -57,6 +57,19 @@ TEST(LayoutTest, TotalMatchesSpecParamCountForEveryExample) {
   EXPECT_GE(checked, 6);
 }
 
+TEST(LayoutTest, EmbeddingNormFollowsThePositions) {
+  Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                    "[embedding]\nvocab = 5\nnorm = true\n");
+  ParamLayout layout = computeLayout(spec);
+  ASSERT_GE(layout.leading.size(), 4u);
+  EXPECT_EQ(layout.leading[1].name, "embed.positions");
+  EXPECT_EQ(layout.leading[2].name, "embed.norm.weight");
+  EXPECT_EQ(layout.leading[3].name, "embed.norm.bias");
+  EXPECT_EQ(layout.leading[2].init, InitKind::Ones);
+  EXPECT_EQ(layout.leading[3].offset, 5 * 8 + 1024 * 8 + 8);
+  EXPECT_EQ(layout.total, paramCount(spec));
+}
+
 TEST(LayoutTest, BlockOrderFollowsTheAbi) {
   Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
                     "depth = 2\n[ffn]\nactivation = \"swiglu\"\n"

@@ -617,9 +617,8 @@ TEST(SafetensorsLoadErrors, NamesShapesAndDtypes) {
   bc.add("bert.embeddings.LayerNorm.weight", {4}, std::vector<float>(4, 1));
   expect(bc, b, TFC_ST_MAP_BERT,
          "tensor 'bert.embeddings.LayerNorm.weight' is not used by the model "
-         "(map bert): tfc has no norm between the embedding and block 0: "
-         "compile the spec without [embedding] and embed (with this norm) "
-         "yourself");
+         "(map bert): the spec has no embedding norm ([embedding] norm = "
+         "true)");
   // A tensor of a dtype tfc does not load.
   Model one;
   one.add("final_norm.weight", 2);

@@ -76,6 +76,7 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   if (a.embedding) {
     EXPECT_EQ(a.embedding->vocab, b.embedding->vocab);
     EXPECT_EQ(a.embedding->positions, b.embedding->positions);
+    EXPECT_EQ(a.embedding->norm, b.embedding->norm);
   }
   ASSERT_EQ(a.head.has_value(), b.head.has_value());
   if (a.head) {
@@ -863,6 +864,28 @@ TEST(SpecTest, KeyPadding) {
   EXPECT_EQ(parseFails(minimal("[attention]\nkey_padding = \"yes\"\n")).str(),
             "test.toml:6:15: error: 'attention.key_padding' must be a boolean "
             "(true or false), not a string");
+}
+
+TEST(SpecTest, EmbeddingNorm) {
+  // BERT's embedding LayerNorm: off by default; on, a norm of the spec's
+  // type over d_model before the first block (weight, and bias for
+  // layernorm), after embed.positions in the table.
+  std::string lm = "[embedding]\nvocab = 10\n";
+  Spec off = parseOk(minimal(lm));
+  EXPECT_FALSE(off.embedding->norm);
+  Spec ln = parseOk(minimal(lm + "norm = true\n"));
+  EXPECT_TRUE(ln.embedding->norm);
+  EXPECT_EQ(paramCount(ln), paramCount(off) + 2 * 64);
+  Spec rms =
+      parseOk(minimal("[norm]\ntype = \"rmsnorm\"\n" + lm + "norm = true\n"));
+  EXPECT_EQ(paramCount(rms),
+            paramCount(parseOk(minimal("[norm]\ntype = \"rmsnorm\"\n" + lm))) +
+                64);
+  EXPECT_NE(printSpec(ln).find("norm = true\n"), std::string::npos);
+  expectSameSpec(parseOk(printSpec(ln)), ln);
+  EXPECT_EQ(parseFails(minimal(lm + "norm = 1\n")).str(),
+            "test.toml:7:8: error: 'embedding.norm' must be a boolean (true or "
+            "false), not an integer");
 }
 
 TEST(SpecTest, CrossAttentionHeads) {
