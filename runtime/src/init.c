@@ -11,24 +11,9 @@
 
 #include "tfc/runtime.h"
 
+#include "counter_rng.h"
+
 #include <math.h>
-
-static uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* Hashing the stream before xor-ing it into the seed keeps (seed, stream)
- * pairs such as (s, t) and (s ^ 1, t ^ 1) from sharing a key. */
-static uint64_t stream_key(uint64_t seed, uint64_t stream) {
-  return mix64(seed ^ mix64(stream ^ 0x6a09e667f3bcc909ULL));
-}
-
-/* The i-th output of a SplitMix64 generator whose state starts at `key`. */
-static uint64_t draw(uint64_t key, uint64_t i) {
-  return mix64(key + (i + 1) * 0x9e3779b97f4a7c15ULL);
-}
 
 /* 24 bits make (2u - 1) an odd multiple of 2^-24, exact in float, and its
  * product with any float param rounds to strictly below |param|: the open
@@ -54,7 +39,7 @@ void tfc_rt_fill_range(float *data, int64_t begin, int64_t end,
   if (!data || end <= begin)
     return;
   int64_t n = end - begin;
-  uint64_t key = stream_key(seed, stream);
+  uint64_t key = tfc_stream_key(seed, stream);
   switch (init_kind) {
   case TFC_INIT_ZEROS:
     for (int64_t j = 0; j < n; ++j)
@@ -66,11 +51,11 @@ void tfc_rt_fill_range(float *data, int64_t begin, int64_t end,
     return;
   case TFC_INIT_UNIFORM:
     for (int64_t j = 0; j < n; ++j)
-      data[j] = uniform_value(draw(key, (uint64_t)(begin + j)), param);
+      data[j] = uniform_value(tfc_draw(key, (uint64_t)(begin + j)), param);
     return;
   case TFC_INIT_NORMAL:
     for (int64_t j = 0; j < n; ++j)
-      data[j] = normal_value(draw(key, (uint64_t)(begin + j)), param);
+      data[j] = normal_value(tfc_draw(key, (uint64_t)(begin + j)), param);
     return;
   default:
     for (int64_t j = 0; j < n; ++j)

@@ -301,6 +301,45 @@ int32_t tfc_first_nonfinite(const float *data, const tfc_param_info *table,
                             int64_t num_tensors, int64_t *tensor_index,
                             int64_t *element_index);
 
+/* ---- Sampling ------------------------------------------------------------ *
+ * The next token from a row of logits, as Hugging Face's generate() filters
+ * them, with a counter-based random draw: the token depends only on the
+ * logits, the config and (seed, counter), so the same seed gives the same
+ * text in any order of calls or split over threads. */
+
+typedef struct tfc_sampler_config {
+  /* 0: greedy (the arg max; ties to the lowest id; top_k and top_p
+   * unused); > 0: logits / temperature. */
+  float temperature;
+  /* Keep the top_k largest logits (ties to lower ids); 0: all. */
+  int32_t top_k;
+  /* Nucleus: keep the most probable tokens, in order, up to and including
+   * the first whose cumulative probability reaches top_p (after top_k);
+   * 1: all. Valid: (0, 1]. */
+  float top_p;
+  uint64_t seed;
+} tfc_sampler_config;
+
+/* temperature 1, top_k 0, top_p 1, seed 0: plain sampling. */
+void tfc_sampler_defaults(tfc_sampler_config *cfg);
+
+/* *token = a draw from softmax(logits / temperature) over `vocab` logits
+ * restricted by top_k, then top_p: the kept tokens in order of decreasing
+ * probability (ties by id), the first whose cumulative probability (in
+ * double) exceeds u times their total, where u = (x(counter) >> 11) * 2^-53
+ * in [0, 1) with tfc_rt_fill's generator (mix, key, x below it) at stream
+ * 0x73616d706c65 ("sample").
+ * Pass e.g. the position (or step * batch + b) as `counter`. -inf logits
+ * are never drawn.
+ * Errors (nothing written): TFC_ERR_NULL_POINTER for NULL logits / cfg /
+ * token; TFC_ERR_BAD_ARGUMENT for vocab < 1, a temperature < 0 or NaN,
+ * top_k < 0, top_p outside (0, 1], a NaN or +inf logit ("logits[7] is
+ * nan"), or no finite logit; TFC_ERR_OUT_OF_MEMORY when the sort's scratch
+ * (16 bytes per logit, temperature > 0 only) cannot be had. */
+int32_t tfc_sample(const float *logits, int64_t vocab,
+                   const tfc_sampler_config *cfg, uint64_t counter,
+                   int32_t *token);
+
 /* ---- CUDA ---------------------------------------------------------------- *
  * The runtime loads the NVIDIA driver (libcuda.so.1, else libcuda.so; the
  * environment variable TFC_CUDA_DRIVER names another library) with dlopen
