@@ -44,6 +44,7 @@ bool sameSpec(const Spec &a, const Spec &b) {
       a.attention.cross == b.attention.cross &&
       a.attention.nKvHeads == b.attention.nKvHeads &&
       a.attention.headDim == b.attention.headDim &&
+      a.attention.qkvBias == b.attention.qkvBias &&
       a.attention.qkNorm == b.attention.qkNorm &&
       a.attention.positions == b.attention.positions &&
       a.attention.ropeTheta == b.attention.ropeTheta &&

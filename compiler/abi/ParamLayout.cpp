@@ -39,12 +39,16 @@ public:
   void vector(const std::string &name, int64_t n, InitKind init) {
     add(ParamTensor{name, 0, {n}, init, 0.0f});
   }
-  /// A linear layer: weight [in, out] and, if the spec has biases, bias.
-  void linear(const std::string &name, int64_t in, int64_t out,
+  /// A linear layer: weight [in, out] and, with `bias`, bias.
+  void linear(const std::string &name, int64_t in, int64_t out, bool bias,
               double gain = 1.0) {
     matrix(name + ".weight", in, out, gain);
-    if (spec.model.bias)
+    if (bias)
       vector(name + ".bias", out, InitKind::Zeros);
+  }
+  void linear(const std::string &name, int64_t in, int64_t out,
+              double gain = 1.0) {
+    linear(name, in, out, spec.model.bias, gain);
   }
   void norm(const std::string &name, int64_t width, bool withBias) {
     vector(name + ".weight", width, InitKind::Ones);
@@ -62,9 +66,10 @@ public:
     int64_t d = spec.model.dModel, dh = heads.headDim;
     int64_t q = spec.model.nHeads * dh, kv = heads.kvHeads * dh;
     double beta = spec.norm.deepnormBeta;
-    linear(name + ".wq", d, q);
-    linear(name + ".wk", d, kv);
-    linear(name + ".wv", d, kv, beta);
+    bool qkvBias = spec.attention.qkvBias;
+    linear(name + ".wq", d, q, qkvBias);
+    linear(name + ".wk", d, kv, qkvBias);
+    linear(name + ".wv", d, kv, qkvBias, beta);
     linear(name + ".wo", q, d, beta);
     if (spec.attention.qkNorm == QKNorm::None)
       return;

@@ -249,14 +249,10 @@ void importLlamaFamily(ConfigReader &config, StringRef modelType,
             " with mlp_bias = " + std::string(mlpBias ? "true" : "false") +
             ": tfc's model.bias is one switch for every "
             "linear layer");
-  if (modelType == "qwen2")
-    out.set("model", "bias", W::boolean(true),
-            "qwen2 has q/k/v biases; the others load as zeros");
-  else
-    out.set("model", "bias", W::boolean(attentionBias),
-            config.value("attention_bias") ? "attention_bias, mlp_bias"
-                                           : family,
-            "attention_bias");
+  bool qwen2 = modelType == "qwen2";
+  out.set("model", "bias", W::boolean(!qwen2 && attentionBias),
+          config.value("attention_bias") ? "attention_bias, mlp_bias" : family,
+          "attention_bias");
 
   out.set("norm", "type", W::str("rmsnorm"), family);
   out.set("norm", "position", W::str("pre"), family);
@@ -284,6 +280,9 @@ void importLlamaFamily(ConfigReader &config, StringRef modelType,
           W::integer(headDim.value_or(*d / std::max<int64_t>(1, *heads))),
           headDim ? "head_dim" : "hidden_size / num_attention_heads",
           headDim ? "head_dim" : "hidden_size");
+  if (qwen2)
+    out.set("attention", "qkv_bias", W::boolean(true),
+            "qwen2 architecture: q/k/v biases only");
   if (modelType == "qwen3")
     out.set("attention", "qk_norm", W::str("rmsnorm"),
             "qwen3 architecture: q_norm, k_norm");

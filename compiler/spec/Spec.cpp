@@ -243,8 +243,9 @@ std::string printSpec(const Spec &s) {
                  toString(s.attention.mask), tomlBool(s.attention.cross),
                  s.attention.nKvHeads, s.attention.headDim);
   const AttentionSpec &a = s.attention;
-  fmt::format_to(it, "qk_norm = \"{}\"\npositions = \"{}\"\n",
-                 toString(a.qkNorm), toString(a.positions));
+  fmt::format_to(it, "qkv_bias = {}\nqk_norm = \"{}\"\npositions = \"{}\"\n",
+                 tomlBool(a.qkvBias), toString(a.qkNorm),
+                 toString(a.positions));
   if (a.positions == AttentionPositions::RoPE)
     fmt::format_to(it,
                    "rope_theta = {}\nrope_style = \"{}\"\n"

@@ -95,6 +95,10 @@ struct AttentionSpec {
   /// The width of one head. Resolved: d_model / n_heads unless given; q is
   /// n_heads * headDim wide, k and v nKvHeads * headDim.
   int64_t headDim = 0;
+  /// Biases on the q, k and v projections of every attention sub-layer.
+  /// Resolved: model.bias unless given (Qwen2: true with model.bias =
+  /// false; the output projection and the FFN follow model.bias).
+  bool qkvBias = true;
   /// Every attention sub-layer (self and cross) normalises each head of q
   /// and of k with its own weights of width headDim (eps = norm.eps).
   QKNorm qkNorm = QKNorm::None;

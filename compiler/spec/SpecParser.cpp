@@ -52,9 +52,9 @@ const std::vector<SectionSchema> &schema() {
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
       {"ffn", {"activation", "multiple_of"}},
       {"attention",
-       {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm", "positions",
-        "rope_theta", "rope_style", "rope_fraction", "sliding_window",
-        "key_padding", "cross_n_kv_heads", "cross_head_dim"}},
+       {"mask", "cross", "n_kv_heads", "head_dim", "qkv_bias", "qk_norm",
+        "positions", "rope_theta", "rope_style", "rope_fraction",
+        "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"}},
       {"embedding", {"vocab", "positions", "norm"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std"}},
@@ -302,6 +302,8 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readEnum(attention, "mask", spec.attention.mask, kMasks);
   readBool(attention, "cross", spec.attention.cross);
   readInt(attention, "n_kv_heads", spec.attention.nKvHeads, Limits::maxWidth);
+  spec.attention.qkvBias = spec.model.bias; // [model] is read first.
+  readBool(attention, "qkv_bias", spec.attention.qkvBias);
   readInt(attention, "head_dim", spec.attention.headDim, Limits::maxWidth);
   readEnum(attention, "qk_norm", spec.attention.qkNorm, kQKNorms);
   readEnum(attention, "positions", spec.attention.positions,

@@ -37,8 +37,11 @@ struct Checked {
 };
 
 /// Floats of one linear layer [in, out] with its optional bias.
+Checked linear(int64_t in, int64_t out, bool bias) {
+  return Checked(in) * out + (bias ? out : 0);
+}
 Checked linear(const Spec &s, int64_t in, int64_t out) {
-  return Checked(in) * out + (s.model.bias ? out : 0);
+  return linear(in, out, s.model.bias);
 }
 
 /// Floats of one norm: weight, plus bias for LayerNorm.
@@ -56,7 +59,8 @@ Checked attentionParams(const Spec &s, bool self) {
   int64_t qkNorm = s.attention.qkNorm == QKNorm::None        ? 0
                    : s.attention.qkNorm == QKNorm::LayerNorm ? 4 * dh
                                                              : 2 * dh;
-  return norm(s) + linear(s, d, q) + Checked(2) * linear(s, d, kv) +
+  bool qkvBias = s.attention.qkvBias;
+  return norm(s) + linear(d, q, qkvBias) + Checked(2) * linear(d, kv, qkvBias) +
          linear(s, q, d) + qkNorm;
 }
 

@@ -231,6 +231,18 @@ def lm_specs():
         "head": {"loss": "cross_entropy"}}, quick=True))
     # [embedding] norm: BERT's embedding LayerNorm (post-LN, padded, no
     # head), and an RMSNorm one under a tied head.
+    # attention.qkv_bias: Qwen2's q/k/v biases without the others (GQA, RoPE,
+    # merged projections), and the reverse.
+    specs.append(SpecCase("qkvbias_qwen2_lm", {
+        "model": dict(base, d_ff=48, bias=False), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu"},
+        "attention": {"qkv_bias": True, "n_kv_heads": 2, "positions": "rope"},
+        "embedding": {"vocab": 31, "positions": "none"},
+        "head": {"loss": "cross_entropy"}}, quick=True))
+    specs.append(SpecCase("qkvbias_off_cross", {
+        "model": dict(base, d_ff=40), "norm": {"position": "post"},
+        "attention": {"qkv_bias": False, "cross": True},
+        "embedding": {"vocab": 23, "positions": "learned"}}))
     specs.append(SpecCase("embnorm_bert_padded", {
         "model": dict(base, d_ff=48), "norm": {"position": "post", "eps": 1e-12},
         "ffn": {"activation": "gelu"},

@@ -182,6 +182,10 @@ def specs():
         "attention": {"positions": "rope", "n_kv_heads": 1, "key_padding": True},
         "embedding": {"vocab": 11, "positions": "none"},
         "head": {"loss": "cross_entropy"}}, 3, 5, 0))
+    out.append(("fd_qkvbias_qwen2", {  # q/k/v biases only
+        "model": dict(MODEL, d_ff=12, bias=False), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu"},
+        "attention": {"qkv_bias": True, "positions": "rope", "n_kv_heads": 1}}, 2, 4, 0))
     out.append(("fd_embnorm_bert", {  # BERT's embedding LayerNorm
         "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"position": "post"},
         "ffn": {"activation": "gelu"},

@@ -49,7 +49,7 @@ _KEYS = {
              "deepnorm_beta"},
     "ffn": {"activation", "multiple_of"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
-                  "positions", "rope_theta", "rope_style", "rope_fraction",
+                  "positions", "rope_theta", "rope_style", "rope_fraction", "qkv_bias",
                   "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"},
     "embedding": {"vocab", "positions", "norm"},
     "head": {"tied", "loss"},
@@ -101,6 +101,7 @@ class Config:
         self.max_seq = int(get("model", "max_seq", 1024))
         self.max_batch = int(get("model", "max_batch", 256))  # Not used by the math.
         self.bias = bool(get("model", "bias", True))
+        self.qkv_bias = bool(get("attention", "qkv_bias", self.bias))
         # bf16: the linear layers' matmuls (forward and backward) multiply
         # bf16-rounded operands; everything else stays f32 (abi.md).
         self.linear_dtype = choice("model", "dtype", "f32", ("f32", "bf16"))
@@ -247,16 +248,17 @@ def _attention_tensors(cfg, prefix, kv_heads, head_dim):
     q, kv = cfg.n_heads * head_dim, kv_heads * head_dim
     t = []
     for w, n_in, n_out in (("wq", d, q), ("wk", d, kv), ("wv", d, kv), ("wo", q, d)):
-        t += _linear_tensors(cfg, prefix + w, n_in, n_out)
+        t += _linear_tensors(cfg, prefix + w, n_in, n_out, cfg.qkv_bias if w != "wo" else None)
     if cfg.qk_norm != "none":
         for n in ("q_norm", "k_norm"):
             t += _norm_tensors(cfg, prefix + n, head_dim, cfg.qk_norm)
     return t
 
 
-def _linear_tensors(cfg, prefix, n_in, n_out):
+def _linear_tensors(cfg, prefix, n_in, n_out, bias=None):
+    """bias: None for model.bias (q, k, v pass attention.qkv_bias)."""
     out = [(prefix + ".weight", (n_in, n_out))]
-    if cfg.bias:
+    if cfg.bias if bias is None else bias:
         out.append((prefix + ".bias", (n_out,)))
     return out
 
@@ -450,9 +452,9 @@ class Attention(nn.Module):
         self.head_dim = cfg.head_dim if self_attention else cfg.cross_head_dim
         self.n_kv_heads = cfg.n_kv_heads if self_attention else cfg.cross_n_kv_heads
         q, kv = cfg.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
-        self.wq = Linear(d, q, cfg.bias, dtype)
-        self.wk = Linear(d, kv, cfg.bias, dtype)
-        self.wv = Linear(d, kv, cfg.bias, dtype)
+        self.wq = Linear(d, q, cfg.qkv_bias, dtype)
+        self.wk = Linear(d, kv, cfg.qkv_bias, dtype)
+        self.wv = Linear(d, kv, cfg.qkv_bias, dtype)
         self.wo = Linear(q, d, cfg.bias, dtype)
         self.qk_norm = cfg.qk_norm != "none"
         if self.qk_norm:

@@ -57,6 +57,22 @@ TEST(LayoutTest, TotalMatchesSpecParamCountForEveryExample) {
   EXPECT_GE(checked, 6);
 }
 
+TEST(LayoutTest, QkvBiasWithoutOtherBiases) {
+  Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                    "bias = false\n[attention]\nqkv_bias = true\n");
+  std::vector<std::string> names;
+  for (const ParamTensor &t : computeLayout(spec).block)
+    names.push_back(t.name);
+  std::vector<std::string> expected = {
+      "attn_norm.weight", "attn_norm.bias", "attn.wq.weight",
+      "attn.wq.bias",     "attn.wk.weight", "attn.wk.bias",
+      "attn.wv.weight",   "attn.wv.bias",   "attn.wo.weight",
+      "ffn_norm.weight",  "ffn_norm.bias",  "ffn.w_up.weight",
+      "ffn.w_down.weight"};
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(computeLayout(spec).total, paramCount(spec));
+}
+
 TEST(LayoutTest, EmbeddingNormFollowsThePositions) {
   Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
                     "[embedding]\nvocab = 5\nnorm = true\n");

@@ -78,6 +78,7 @@ void expectSameSpec(const Spec &a, const Spec &b) {
     EXPECT_EQ(a.embedding->positions, b.embedding->positions);
     EXPECT_EQ(a.embedding->norm, b.embedding->norm);
   }
+  EXPECT_EQ(a.attention.qkvBias, b.attention.qkvBias);
   ASSERT_EQ(a.head.has_value(), b.head.has_value());
   if (a.head) {
     EXPECT_EQ(a.head->tied, b.head->tied);
@@ -863,6 +864,25 @@ TEST(SpecTest, KeyPadding) {
             "(true or false), not an integer");
   EXPECT_EQ(parseFails(minimal("[attention]\nkey_padding = \"yes\"\n")).str(),
             "test.toml:6:15: error: 'attention.key_padding' must be a boolean "
+            "(true or false), not a string");
+}
+
+TEST(SpecTest, QkvBias) {
+  // Qwen2: biases on q, k and v only. Default model.bias; q, k, v are
+  // 3 * 64 floats of bias in a 64-wide model with 4 heads.
+  EXPECT_TRUE(parseOk(minimal()).attention.qkvBias);
+  std::string noBias = "bias = false\n";
+  Spec none = parseOk(minimal(noBias));
+  EXPECT_FALSE(none.attention.qkvBias);
+  Spec qwen2 = parseOk(minimal(noBias + "[attention]\nqkv_bias = true\n"));
+  EXPECT_TRUE(qwen2.attention.qkvBias);
+  EXPECT_EQ(paramCount(qwen2), paramCount(none) + 3 * 64);
+  Spec others = parseOk(minimal("[attention]\nqkv_bias = false\n"));
+  EXPECT_EQ(paramCount(others), paramCount(parseOk(minimal())) - 3 * 64);
+  EXPECT_NE(printSpec(qwen2).find("qkv_bias = true\n"), std::string::npos);
+  expectSameSpec(parseOk(printSpec(qwen2)), qwen2);
+  EXPECT_EQ(parseFails(minimal("[attention]\nqkv_bias = \"yes\"\n")).str(),
+            "test.toml:6:12: error: 'attention.qkv_bias' must be a boolean "
             "(true or false), not a string");
 }
 
