@@ -101,7 +101,7 @@ Table gpt2Table() {
 // Writes the accepted file's tensors and metadata again and compares.
 void checkRoundTrip(tfc_st_file *f, const std::vector<std::string> &bytes) {
   // One directory per process, removed at exit (the writer needs a real
-  // path: it writes PATH.tmp and renames it).
+  // path: it writes PATH.tmp.PID.N and renames it).
   static char dir[] = "/tmp/tfc-fuzz-st-XXXXXX";
   static std::string out;
   if (out.empty()) {

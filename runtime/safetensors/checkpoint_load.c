@@ -185,7 +185,7 @@ static int32_t check_checksum(const tfc_st_file *f) {
 }
 
 /* The step (a non-negative I64 scalar) and the RNG state's size. */
-static int32_t check_step_rng(const tfc_st_file *f, const ck_layout *layout,
+static int32_t check_step_rng(const tfc_st_file *f,
                               const tfc_checkpoint_state *state,
                               int64_t *step) {
   unsigned char bytes[8];
@@ -199,7 +199,6 @@ static int32_t check_step_rng(const tfc_st_file *f, const ck_layout *layout,
   if (*step < 0)
     return st_fail(f->path, "step %lld is negative", (long long)*step);
   const tfc_st_tensor_info *rng = &f->tensors[tfc_st_find(f, CK_TENSOR_RNG)];
-  (void)layout;
   if (rng->numel != state->rng_bytes)
     return st_fail(f->path,
                    "the data RNG state is %lld bytes; state->rng_bytes is "
@@ -313,7 +312,7 @@ int32_t tfc_checkpoint_load(const char *path, const tfc_checkpoint_model *model,
   }
   int64_t step = 0;
   if (status == TFC_OK)
-    status = check_step_rng(f, &layout, state, &step);
+    status = check_step_rng(f, state, &step);
   tfc_adam_config adam;
   tfc_lr_schedule schedule;
   if (status == TFC_OK)

@@ -365,6 +365,7 @@ TEST_F(CheckpointTest, SaveErrors) {
          null_value, 1);
   expect(&md, &s, "num_metadata = -1 is negative", TFC_ERR_BAD_ARGUMENT,
          nullptr, -1);
+  expect(&md, &s, "metadata is NULL", TFC_ERR_NULL_POINTER, nullptr, 1);
 
   // Tables that do not describe the buffers.
   Model bad = tiny();
