@@ -10,11 +10,20 @@
 //     dtype allows), and tfc_st_write of the same tensors and metadata
 //     reads back the same names, dtypes, shapes, bytes and metadata;
 //   - loading it into a small LLaMA-like and a GPT-2-like table (map auto,
-//     so every family's names are tried) fails with one line or succeeds.
+//     so every family's names are tried) fails with one line or succeeds;
+//   - tfc_checkpoint_load of the bytes, as they are and resealed (their
+//     checksum recomputed, so that mutations reach the checks behind it),
+//     fails with one line and leaves every buffer as it was, or succeeds,
+//     and what it loaded saves and loads back bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/checkpoint.h"
 #include "tfc/safetensors.h"
+
+extern "C" {
+#include "../runtime/safetensors/internal.h" // XXH64, to reseal
+}
 
 #include <cstdint>
 #include <cstdio>
@@ -92,7 +101,7 @@ Table gpt2Table() {
 // Writes the accepted file's tensors and metadata again and compares.
 void checkRoundTrip(tfc_st_file *f, const std::vector<std::string> &bytes) {
   // One directory per process, removed at exit (the writer needs a real
-  // path: it writes PATH.tmp and renames it).
+  // path: it writes PATH.tmp.PID.N and renames it).
   static char dir[] = "/tmp/tfc-fuzz-st-XXXXXX";
   static std::string out;
   if (out.empty()) {
@@ -182,6 +191,126 @@ void checkAccepted(tfc_st_file *f, int64_t file_size) {
   checkRoundTrip(f, bytes);
 }
 
+// The checkpoint model of fuzz/seeds/safetensors/checkpoint.safetensors (see
+// fuzz/seeds/README.md): its spec hash, table and configuration.
+constexpr uint64_t kCheckpointHash = 0xf0220000c0ffee00ULL;
+
+Table checkpointTable() {
+  Table m;
+  m.add("embed.tokens", 3, 4);
+  m.add("blocks.0.attn_norm.weight", 4);
+  return m;
+}
+
+void checkpointConfig(tfc_checkpoint_state *s) {
+  tfc_adam_defaults(&s->adam);
+  s->adam.weight_decay = 0.01f;
+  s->adam.decoupled = 1;
+  s->schedule = {TFC_LR_COSINE, 2, 10, 0.0f};
+}
+
+// Recomputes the checksum after "tfc.checksum":"0x; false without one.
+bool reseal(std::string &file) {
+  const std::string key = "\"tfc.checksum\":\"0x";
+  size_t at = file.find(key);
+  if (at == std::string::npos || file.size() - at - key.size() < 16)
+    return false;
+  at += key.size();
+  file.replace(at, 16, std::string(16, '0'));
+  st_xxh64 h;
+  st_xxh64_init(&h);
+  st_xxh64_update(&h, file.data(), file.size());
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)st_xxh64_final(&h));
+  file.replace(at, 16, hex, 16);
+  return true;
+}
+
+std::string memPath(int fd, const std::string &bytes) {
+  if (ftruncate(fd, 0) != 0 ||
+      pwrite(fd, bytes.data(), bytes.size(), 0) != (ssize_t)bytes.size())
+    fail("memfd", "");
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
+constexpr uint32_t kSentinel = 0x7fc0deadu; // a NaN no load writes
+
+struct Buffers {
+  std::vector<float> p, m, v;
+  uint64_t rng = 0x5e17;
+  explicit Buffers(int64_t n) : p(n), m(n), v(n) {
+    for (std::vector<float> *b : {&p, &m, &v})
+      for (float &x : *b)
+        memcpy(&x, &kSentinel, 4);
+  }
+  bool untouched() const {
+    for (const std::vector<float> *b : {&p, &m, &v})
+      for (const float &x : *b)
+        if (memcmp(&x, &kSentinel, 4) != 0)
+          return false;
+    return rng == 0x5e17;
+  }
+};
+
+void checkCheckpoint(const uint8_t *data, size_t size) {
+  Table t = checkpointTable();
+  tfc_checkpoint_model model = {kCheckpointHash, t.t.data(),
+                                (int64_t)t.t.size(), t.count};
+  int fd = memfd_create("ckpt", MFD_CLOEXEC);
+  if (fd < 0)
+    fail("memfd", "");
+  for (int resealed = 0; resealed < 2; ++resealed) {
+    std::string bytes(reinterpret_cast<const char *>(data), size);
+    if (resealed && !reseal(bytes))
+      break;
+    std::string path = memPath(fd, bytes);
+    Buffers b(t.count);
+    tfc_checkpoint_state state = {};
+    checkpointConfig(&state);
+    state.rng = &b.rng;
+    state.rng_bytes = sizeof b.rng;
+    // Both ways of taking the configuration, chosen by the input.
+    int32_t flags = size % 2 ? TFC_CHECKPOINT_ADOPT_CONFIG : 0;
+    int32_t status = tfc_checkpoint_load(path.c_str(), &model, b.p.data(),
+                                         b.m.data(), b.v.data(), &state, flags);
+    if (status != TFC_OK) {
+      checkMessage(status, path);
+      if (!b.untouched())
+        fail("a failed checkpoint load wrote a buffer", tfc_last_error());
+      continue;
+    }
+    // What loaded saves and loads back the same (a file of its own: the
+    // writer renames, which a memfd cannot take).
+    static char dir[] = "/tmp/tfc-fuzz-ckpt-XXXXXX";
+    static std::string out;
+    if (out.empty()) {
+      if (!mkdtemp(dir))
+        fail("mkdtemp", "");
+      out = std::string(dir) + "/ckpt.safetensors";
+      atexit([] {
+        remove(out.c_str());
+        rmdir(dir);
+      });
+    }
+    if (tfc_checkpoint_save(out.c_str(), &model, b.p.data(), b.m.data(),
+                            b.v.data(), &state, nullptr, 0) != TFC_OK)
+      fail("a loaded checkpoint does not save", tfc_last_error());
+    Buffers c(t.count);
+    tfc_checkpoint_state again = state;
+    again.rng = &c.rng;
+    if (tfc_checkpoint_load(out.c_str(), &model, c.p.data(), c.m.data(),
+                            c.v.data(), &again, 0) != TFC_OK)
+      fail("a saved checkpoint does not load", tfc_last_error());
+    size_t floats = sizeof(float) * (size_t)t.count;
+    if (memcmp(b.p.data(), c.p.data(), floats) != 0 ||
+        memcmp(b.m.data(), c.m.data(), floats) != 0 ||
+        memcmp(b.v.data(), c.v.data(), floats) != 0 || b.rng != c.rng ||
+        again.step != state.step)
+      fail("checkpoint round trip changed a value", "");
+  }
+  close(fd);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -208,5 +337,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   close(fd);
+  checkCheckpoint(data, size);
   return 0;
 }

@@ -55,6 +55,21 @@ std::string prototype(const abi::EntryPoint &entry) {
          ")";
 }
 
+/// 64-bit FNV-1a of the resolved spec (printSpec, so whitespace, comments and
+/// defaults spelled out or not give the same value) without its [target]:
+/// where a model runs does not change its parameters, so a checkpoint moves
+/// between CPU and CUDA builds of one spec.
+uint64_t specHash(const Spec &spec) {
+  Spec model = spec;
+  model.target = TargetSpec();
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : printSpec(model)) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 } // namespace
 
 std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
@@ -115,6 +130,11 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   define("PARAM_COUNT", layout.total);
   std::vector<ParamTensor> tensors = layout.flatten();
   define("NUM_TENSORS", int64_t(tensors.size()));
+  os << "/* Which spec and compiler this is: checkpoints carry both "
+        "(tfc/checkpoint.h). */\n"
+     << "#define " << up << "_SPEC_HASH "
+     << llvm::format("0x%016llxULL", (unsigned long long)specHash(spec))
+     << "\n#define " << up << "_TFC_VERSION \"" << TFC_VERSION << "\"\n";
 
   os << "\n/* name, offset, numel, rank, shape, init kind, init parameter */\n"
      << "static const tfc_param_info " << name << "_tensors[" << up

@@ -3,19 +3,26 @@
  * The header is built with cJSON (names escaped by it); integers go in as
  * raw JSON text so that every offset is printed exactly, never as 1e+16.
  * Data follows in the order given; the file appears at its path only once
- * complete (written beside it, then renamed).
+ * complete and on disk (written beside it, fsynced, renamed, the directory
+ * fsynced), so a crash at any point leaves the previous file or the new one.
  *
  *===----------------------------------------------------------------------===*/
+
+/* fsync, fdopen, getpid, O_CLOEXEC: POSIX.1-2008, also under -std=c11. */
+#define _POSIX_C_SOURCE 200809L
 
 #include "internal.h"
 
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static cJSON *json_int(int64_t v) {
   char text[24];
@@ -124,15 +131,14 @@ static char *build_header(const tfc_st_write_tensor *t, int64_t n,
   return text;
 }
 
-/* Writes one tensor's data; BF16 from f32 goes through a small buffer. */
-static int write_data(FILE *out, const tfc_st_write_tensor *t) {
+/* Sends one tensor's data; BF16 from f32 goes through a small buffer. */
+static int emit_data(const tfc_st_write_tensor *t, st_sink sink, void *ctx) {
   int64_t numel = 1;
   for (int32_t d = 0; d < t->rank; ++d)
     numel *= t->shape[d];
   int64_t size = tfc_st_dtype_size(t->dtype);
   if (t->raw)
-    return fwrite(t->raw, 1, (size_t)(numel * size), out) ==
-           (size_t)(numel * size);
+    return numel == 0 || sink(ctx, t->raw, (size_t)(numel * size));
   unsigned char buf[4096];
   int64_t per = (int64_t)sizeof buf / size;
   for (int64_t i = 0; i < numel; i += per) {
@@ -146,10 +152,127 @@ static int write_data(FILE *out, const tfc_st_write_tensor *t) {
       for (int64_t k = 0; k < size; ++k) /* little-endian on any host */
         buf[j * size + k] = (unsigned char)(u >> (8 * k));
     }
-    if (fwrite(buf, 1, (size_t)(m * size), out) != (size_t)(m * size))
+    if (!sink(ctx, buf, (size_t)(m * size)))
       return 0;
   }
   return 1;
+}
+
+int32_t st_write_plan_make(const char *path, const tfc_st_write_tensor *tensors,
+                           int64_t num_tensors,
+                           const tfc_st_metadata_entry *metadata,
+                           int64_t num_metadata, st_write_plan *out) {
+  memset(out, 0, sizeof *out);
+  int32_t status = check_inputs(path, tensors, num_tensors, metadata,
+                                num_metadata, &out->data_bytes);
+  if (status != TFC_OK)
+    return status;
+  char *json = build_header(tensors, num_tensors, metadata, num_metadata);
+  size_t length = json ? strlen(json) : 0;
+  out->header_bytes = (length + 7) / 8 * 8;
+  out->header = json ? malloc(out->header_bytes + 1) : NULL;
+  if (!out->header) {
+    free(json);
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  }
+  memcpy(out->header, json, length);
+  memset(out->header + length, ' ', out->header_bytes - length);
+  out->header[out->header_bytes] = '\0';
+  free(json);
+  out->tensors = tensors;
+  out->num_tensors = num_tensors;
+  return TFC_OK;
+}
+
+void st_write_plan_free(st_write_plan *plan) {
+  free(plan->header);
+  plan->header = NULL;
+}
+
+int st_write_plan_emit(const st_write_plan *plan, st_sink sink, void *ctx) {
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = (unsigned char)((uint64_t)plan->header_bytes >> (8 * i));
+  int ok = sink(ctx, len, 8) && sink(ctx, plan->header, plan->header_bytes);
+  for (int64_t i = 0; ok && i < plan->num_tensors; ++i)
+    ok = emit_data(&plan->tensors[i], sink, ctx);
+  return ok;
+}
+
+static int file_sink(void *ctx, const void *bytes, size_t n) {
+  return fwrite(bytes, 1, n, (FILE *)ctx) == n;
+}
+
+/* fsync of the directory that holds path, so that the rename survives a
+ * power loss too. File systems that cannot sync a directory (EINVAL) have
+ * nothing to make durable there. */
+static int32_t sync_directory(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 1;
+  char *dir = malloc(n + 2);
+  if (!dir)
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (!slash)
+    strcpy(dir, ".");
+  else if (n == 0)
+    strcpy(dir, "/");
+  else {
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+  }
+  int32_t status = TFC_OK;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
+    status =
+        st_fail(path, "cannot sync the directory %s: %s", dir, strerror(errno));
+  if (fd >= 0)
+    close(fd);
+  free(dir);
+  return status;
+}
+
+int32_t st_write_plan_write(const char *path, const st_write_plan *plan) {
+  /* A name of its own per process and call: concurrent saves of one path
+   * never write into each other's temporary file; the last rename wins. */
+  static atomic_uint counter;
+  unsigned call = atomic_fetch_add(&counter, 1);
+  size_t tmp_len = strlen(path) + 48;
+  char *tmp = malloc(tmp_len);
+  if (!tmp)
+    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  snprintf(tmp, tmp_len, "%s.tmp.%ld.%u", path, (long)getpid(), call);
+  int32_t status = TFC_OK;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!out) {
+    status = st_fail(path, "cannot create %s: %s", tmp, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    free(tmp);
+    return status;
+  }
+  int ok = st_write_plan_emit(plan, file_sink, out) && fflush(out) == 0;
+  int err = errno;
+  const char *what = "write";
+  if (ok && fsync(fd) != 0) {
+    ok = 0;
+    err = errno;
+    what = "sync";
+  }
+  if (fclose(out) != 0 && ok) {
+    ok = 0;
+    err = errno;
+  }
+  if (!ok)
+    status = st_fail(path, "cannot %s %s: %s", what, tmp, strerror(err));
+  else if (rename(tmp, path) != 0)
+    status = st_fail(path, "cannot rename %s to it: %s", tmp, strerror(errno));
+  if (status != TFC_OK)
+    remove(tmp);
+  else
+    status = sync_directory(path);
+  free(tmp);
+  return status;
 }
 
 int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
@@ -157,51 +280,12 @@ int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
                      int64_t num_metadata) {
   if (!path)
     return tfc_rt_error(TFC_ERR_NULL_POINTER, "tfc_st_write: path is NULL");
-  int64_t data_bytes = 0;
-  int32_t status = check_inputs(path, tensors, num_tensors, metadata,
-                                num_metadata, &data_bytes);
-  if (status != TFC_OK)
-    return status;
-  char *header = build_header(tensors, num_tensors, metadata, num_metadata);
-  if (!header)
-    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-  size_t length = strlen(header);
-  size_t padded = (length + 7) / 8 * 8;
-  size_t tmp_len = strlen(path) + 5;
-  char *tmp = malloc(tmp_len);
-  if (!tmp) {
-    free(header);
-    return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-  }
-  snprintf(tmp, tmp_len, "%s.tmp", path);
-  FILE *out = fopen(tmp, "wb");
-  if (!out) {
-    status = st_fail(path, "cannot create %s: %s", tmp, strerror(errno));
-  } else {
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i)
-      len[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    int ok =
-        fwrite(len, 1, 8, out) == 8 && fwrite(header, 1, length, out) == length;
-    for (size_t i = length; ok && i < padded; ++i)
-      ok = fputc(' ', out) != EOF;
-    for (int64_t i = 0; ok && i < num_tensors; ++i)
-      ok = write_data(out, &tensors[i]);
-    int err = errno;
-    if (fclose(out) != 0 && ok) {
-      ok = 0;
-      err = errno;
-    }
-    if (!ok)
-      status = st_fail(path, "cannot write %s: %s", tmp, strerror(err));
-    else if (rename(tmp, path) != 0)
-      status =
-          st_fail(path, "cannot rename %s to it: %s", tmp, strerror(errno));
-    if (status != TFC_OK)
-      remove(tmp);
-  }
-  free(tmp);
-  free(header);
+  st_write_plan plan;
+  int32_t status = st_write_plan_make(path, tensors, num_tensors, metadata,
+                                      num_metadata, &plan);
+  if (status == TFC_OK)
+    status = st_write_plan_write(path, &plan);
+  st_write_plan_free(&plan);
   return status;
 }
 

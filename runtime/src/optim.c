@@ -76,6 +76,13 @@ static int32_t check_config(const char *fn, const tfc_adam_config *cfg) {
   return TFC_OK;
 }
 
+int32_t tfc_adam_config_check(const tfc_adam_config *cfg) {
+  if (!cfg)
+    return tfc_rt_error(TFC_ERR_NULL_POINTER,
+                        "tfc_adam_config_check: cfg is NULL");
+  return check_config("tfc_adam_config_check", cfg);
+}
+
 enum adam_decay { DECAY_NONE, DECAY_L2, DECAY_DECOUPLED };
 
 /* Everything one element needs; shared read-only by the pool's chunks. */
@@ -232,6 +239,54 @@ float tfc_lr_cosine(float base_lr, int64_t step, int64_t warmup_steps,
   double progress = (double)(step - w) / (double)(total_steps - w);
   return (float)((double)min_lr + 0.5 * ((double)base_lr - (double)min_lr) *
                                       (1.0 + cos(pi * progress)));
+}
+
+int32_t tfc_lr_schedule_check(const tfc_lr_schedule *s) {
+  static const char fn[] = "tfc_lr_schedule_check";
+  if (!s)
+    return tfc_rt_error(TFC_ERR_NULL_POINTER, "%s: s is NULL", fn);
+  if (s->kind < TFC_LR_CONSTANT || s->kind > TFC_LR_COSINE)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT, "%s: kind = %d is unknown", fn,
+                        s->kind);
+  if (s->warmup_steps < 0 || s->total_steps < 0)
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: warmup_steps = %lld, total_steps = %lld: "
+                        "negative",
+                        fn, (long long)s->warmup_steps,
+                        (long long)s->total_steps);
+  if (!valid_rate(s->min_lr))
+    return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
+                        "%s: min_lr = %g is negative or not finite", fn,
+                        (double)s->min_lr);
+  /* Unused fields are 0 so that equal schedules compare equal. */
+  int uses_total = s->kind == TFC_LR_COSINE;
+  int uses_warmup = s->kind != TFC_LR_CONSTANT;
+  if ((!uses_warmup && s->warmup_steps != 0) ||
+      (!uses_total && (s->total_steps != 0 || s->min_lr != 0.0f)))
+    return tfc_rt_error(
+        TFC_ERR_BAD_ARGUMENT,
+        "%s: a %s schedule has warmup_steps = %lld, "
+        "total_steps = %lld, min_lr = %g; the fields it does "
+        "not use must be 0",
+        fn, s->kind == TFC_LR_CONSTANT ? "constant" : "linear warm-up",
+        (long long)s->warmup_steps, (long long)s->total_steps,
+        (double)s->min_lr);
+  return TFC_OK;
+}
+
+float tfc_lr_schedule_at(const tfc_lr_schedule *s, float base_lr,
+                         int64_t step) {
+  if (!s || tfc_lr_schedule_check(s) != TFC_OK)
+    return NAN;
+  switch (s->kind) {
+  case TFC_LR_LINEAR_WARMUP:
+    return tfc_lr_linear_warmup(base_lr, step, s->warmup_steps);
+  case TFC_LR_COSINE:
+    return tfc_lr_cosine(base_lr, step, s->warmup_steps, s->total_steps,
+                         s->min_lr);
+  default:
+    return base_lr;
+  }
 }
 
 /* ---- Gradient norms ------------------------------------------------------ */

@@ -11,8 +11,10 @@
 #include "SafetensorsFiles.h"
 
 #include <cmath>
+#include <dirent.h>
 #include <limits>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tfc_test;
 
@@ -289,6 +291,35 @@ TEST(SafetensorsReaderErrors, Accessors) {
 
 // ---- Writer ---------------------------------------------------------------
 
+// Files in `dir` with ".tmp." in their name (the writer's PATH.tmp.PID.N).
+int temporaries(const std::string &dir) {
+  int n = 0;
+  DIR *d = opendir(dir.c_str());
+  while (struct dirent *e = d ? readdir(d) : nullptr)
+    n += strstr(e->d_name, ".tmp.") != nullptr;
+  if (d)
+    closedir(d);
+  return n;
+}
+
+// "PATH.tmp.PID.N": the writer's temporary file for this process.
+std::string tmpPrefix(const std::string &path) {
+  return path + ".tmp." + std::to_string(getpid()) + ".";
+}
+
+// `message` is `before` + a call number + `after`.
+void expectTmpMessage(const std::string &message, const std::string &before,
+                      const std::string &after) {
+  EXPECT_EQ(message.rfind(before, 0), 0u) << message;
+  ASSERT_GE(message.size(), before.size() + after.size()) << message;
+  std::string middle = message.substr(
+      before.size(), message.size() - before.size() - after.size());
+  EXPECT_FALSE(middle.empty()) << message;
+  EXPECT_EQ(middle.find_first_not_of("0123456789"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.substr(message.size() - after.size()), after) << message;
+}
+
 std::string readAll(const std::string &path) {
   FILE *f = fopen(path.c_str(), "rb");
   std::string s;
@@ -325,7 +356,7 @@ TEST(SafetensorsWriter, WritesTheFormatExactly) {
       R"("step":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})";
   header.append((8 - header.size() % 8) % 8, ' ');
   EXPECT_EQ(readAll(p), stBytes(header, floatBytes({1.0f, -2.5f}) + le64(7)));
-  EXPECT_EQ(readAll(p + ".tmp"), "") << "the temporary file is renamed";
+  EXPECT_EQ(temporaries(dir.path()), 0) << "the temporary file is renamed";
   tfc_st_file *f = nullptr;
   ASSERT_EQ(tfc_st_open(p.c_str(), &f), TFC_OK) << lastError();
   EXPECT_STREQ(tfc_st_metadata_get(f, "format"), "pt");
@@ -474,16 +505,16 @@ TEST(SafetensorsWriterErrors, EveryCheck) {
   std::string nodir = dir.file("no/such/dir.safetensors");
   EXPECT_EQ(tfc_st_write(nodir.c_str(), t, 1, nullptr, 0),
             TFC_ERR_BAD_ARGUMENT);
-  EXPECT_EQ(lastError(), nodir + ": cannot create " + nodir +
-                             ".tmp: No such file or directory");
-  // The path is a directory: PATH.tmp is written, the rename fails, and the
-  // temporary file is removed.
+  expectTmpMessage(lastError(), nodir + ": cannot create " + tmpPrefix(nodir),
+                   ": No such file or directory");
+  // The path is a directory: PATH.tmp.PID.N is written, the rename fails,
+  // and the temporary file is removed.
   std::string sub = dir.file("sub");
   ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
   EXPECT_EQ(tfc_st_write(sub.c_str(), t, 1, nullptr, 0), TFC_ERR_BAD_ARGUMENT);
-  EXPECT_EQ(lastError(),
-            sub + ": cannot rename " + sub + ".tmp to it: Is a directory");
-  EXPECT_EQ(readAll(sub + ".tmp"), "");
+  expectTmpMessage(lastError(), sub + ": cannot rename " + tmpPrefix(sub),
+                   " to it: Is a directory");
+  EXPECT_EQ(temporaries(dir.path()), 0);
   // Sizes past what one file can index (2^63 bytes), caught before writing.
   tfc_st_write_tensor huge[3] = {};
   for (tfc_st_write_tensor &h : huge) {

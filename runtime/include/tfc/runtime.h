@@ -201,6 +201,12 @@ typedef struct tfc_adam_config {
  * decay 0, not decoupled. Does nothing when cfg is NULL. */
 void tfc_adam_defaults(tfc_adam_config *cfg);
 
+/* TFC_OK when cfg is valid (above), else TFC_ERR_BAD_ARGUMENT naming the
+ * first invalid field, as tfc_adam_step would (TFC_ERR_NULL_POINTER for
+ * NULL). For checking a configuration before training, or one read back
+ * from a checkpoint. */
+int32_t tfc_adam_config_check(const tfc_adam_config *cfg);
+
 /* Zeroes the n-float moment buffers m and v (the state of step 1).
  * TFC_ERR_NULL_POINTER for a NULL buffer, TFC_ERR_BAD_ARGUMENT for n < 0. */
 int32_t tfc_adam_state_init(float *m, float *v, int64_t n);
@@ -255,6 +261,38 @@ float tfc_lr_linear_warmup(float base_lr, int64_t step, int64_t warmup_steps);
  * the multiplier of step 0; here the first update is step 1). */
 float tfc_lr_cosine(float base_lr, int64_t step, int64_t warmup_steps,
                     int64_t total_steps, float min_lr);
+
+/* A schedule as data, for programs that pick one by configuration and for
+ * checkpoints (tfc/checkpoint.h), which store it: the schedules are pure
+ * functions of the step, so this is all the state they have.
+ *   CONSTANT:      base_lr at every step (the other fields unused, 0)
+ *   LINEAR_WARMUP: tfc_lr_linear_warmup(base_lr, step, warmup_steps)
+ *   COSINE:        tfc_lr_cosine(base_lr, step, warmup_steps, total_steps,
+ *                                min_lr)
+ * Valid: a known kind, warmup_steps and total_steps >= 0, min_lr >= 0 and
+ * finite; fields a kind does not use must be 0, so that two equal schedules
+ * are equal field by field. */
+typedef enum tfc_lr_schedule_kind {
+  TFC_LR_CONSTANT = 0,
+  TFC_LR_LINEAR_WARMUP = 1,
+  TFC_LR_COSINE = 2
+} tfc_lr_schedule_kind;
+
+typedef struct tfc_lr_schedule {
+  int32_t kind; /* tfc_lr_schedule_kind */
+  int64_t warmup_steps;
+  int64_t total_steps; /* COSINE only */
+  float min_lr;        /* COSINE only */
+} tfc_lr_schedule;
+
+/* TFC_OK when s is valid (above), else TFC_ERR_BAD_ARGUMENT naming the
+ * field (TFC_ERR_NULL_POINTER for NULL). */
+int32_t tfc_lr_schedule_check(const tfc_lr_schedule *s);
+
+/* The rate of `step` under s for base rate base_lr (the functions above,
+ * bit for bit); NaN for a NULL or invalid s (recording why, as
+ * tfc_lr_schedule_check), which tfc_adam_step then refuses. */
+float tfc_lr_schedule_at(const tfc_lr_schedule *s, float base_lr, int64_t step);
 
 /* The global L2 norm sqrt(sum g[i]^2), each square and the sum in double,
  * summed in index order (deterministic; no overflow for any f32 input).
