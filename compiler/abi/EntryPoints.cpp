@@ -104,21 +104,20 @@ EntryPointBuilder::EntryPointBuilder(OpBuilder &mb, func::FuncOp model,
                                      const EntrySignature &signature,
                                      const EntryPoint &entry)
     : model(model), signature(signature), entry(entry) {
-  assert((entry.kind == EntryKind::Forward ||
-          entry.kind == EntryKind::Backward ||
-          entry.kind == EntryKind::WorkspaceSize) &&
-         "the lowering makes only forward, backward and the workspace size");
+  assert(entry.kind != EntryKind::ParamCount && entry.kind != EntryKind::Init &&
+         "the header defines the parameter count; init is the runtime's");
+  bool sizeQuery = entry.kind == EntryKind::WorkspaceSize ||
+                   entry.kind == EntryKind::KvCacheSize;
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
   SmallVector<Type> argTypes;
   for (const EntryArgument &arg : entry.arguments)
     argTypes.push_back(argumentType(ctx, arg));
-  Type result =
-      IntegerType::get(ctx, entry.kind == EntryKind::WorkspaceSize ? 64 : 32);
+  Type result = IntegerType::get(ctx, sizeQuery ? 64 : 32);
   func = func::FuncOp::create(mb, loc, entry.name,
                               FunctionType::get(ctx, argTypes, {result}));
   OpBuilder b = OpBuilder::atBlockBegin(func.addEntryBlock());
-  if (entry.kind == EntryKind::WorkspaceSize)
+  if (sizeQuery)
     emitSizeChecks(b);
   else
     emitArgumentChecks(b);
@@ -225,36 +224,52 @@ void EntryPointBuilder::emitArgumentChecks(OpBuilder &b) {
                                     size->name, maxOfSize(model, *size))
                           .str(),
                       {value}});
-  Value ws = workspace();
-  Value wsInt = LLVM::PtrToIntOp::create(b, loc, i64, ws);
-  checks.push_back(
-      {arith::CmpIOp::create(
-           b, loc, arith::CmpIPredicate::ne,
-           arith::AndIOp::create(b, loc, wsInt,
-                                 arith::ConstantIntOp::create(b, loc, 63, 64)),
-           arith::ConstantIntOp::create(b, loc, 0, 64)),
-       TFC_ERR_WORKSPACE,
-       "workspace 0x%llx is not 64-byte aligned",
-       {wsInt}});
+  // The buffers the generated code carves (the workspace) or reads words of
+  // (the KV cache) are 64-byte aligned.
+  for (const EntryArgument &arg : entry.arguments) {
+    if (arg.kind != ArgumentKind::Workspace && arg.name != "kv_cache")
+      continue;
+    Value address = LLVM::PtrToIntOp::create(b, loc, i64, argument(arg));
+    checks.push_back(
+        {arith::CmpIOp::create(
+             b, loc, arith::CmpIPredicate::ne,
+             arith::AndIOp::create(
+                 b, loc, address, arith::ConstantIntOp::create(b, loc, 63, 64)),
+             arith::ConstantIntOp::create(b, loc, 0, 64)),
+         arg.kind == ArgumentKind::Workspace ? TFC_ERR_WORKSPACE
+                                             : TFC_ERR_BAD_ARGUMENT,
+         arg.name + " 0x%llx is not 64-byte aligned",
+         {address}});
+  }
   // The size the caller must provide: NAME_workspace_size is the same plan
-  // (-1 for out-of-range sizes, caught by a check above).
-  Value workspaceBytes;
+  // (-1 for out-of-range sizes, caught by a check above); decode's is that
+  // of one position per sequence. NAME_kv_cache_init's cache: its size.
+  Value bytes;
   for (const EntryArgument &arg : entry.arguments)
-    if (arg.kind == ArgumentKind::WorkspaceBytes)
-      workspaceBytes = argument(arg);
-  const EntryPoint &sizeEntry = signature.workspaceSize;
-  Value needed =
-      func::CallOp::create(b, loc, sizeEntry.name, TypeRange{i64}, sizes())
-          .getResult(0);
-  SmallVector<StringRef> sizeNames;
+    if (arg.kind == ArgumentKind::WorkspaceBytes ||
+        arg.kind == ArgumentKind::CacheBytes)
+      bytes = argument(arg);
+  bool cacheInit = entry.kind == EntryKind::KvCacheInit;
+  const EntryPoint &sizeEntry =
+      cacheInit ? *signature.kvCacheSize : signature.workspaceSize;
+  SmallVector<Value> sizeValues(sizes());
+  SmallVector<std::string> sizeNames;
   for (const EntryArgument &arg : sizeEntry.arguments)
     sizeNames.push_back(arg.name);
-  checks.push_back({arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          workspaceBytes, needed),
-                    TFC_ERR_WORKSPACE,
-                    "workspace_bytes = %lld is below " + sizeEntry.name + "(" +
-                        llvm::join(sizeNames, ", ") + ") = %lld",
-                    {workspaceBytes, needed}});
+  if (entry.kind == EntryKind::Decode) {
+    sizeValues.push_back(arith::ConstantIntOp::create(b, loc, 1, 64));
+    sizeNames.back() = "1";
+  }
+  Value needed =
+      func::CallOp::create(b, loc, sizeEntry.name, TypeRange{i64}, sizeValues)
+          .getResult(0);
+  checks.push_back(
+      {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, bytes, needed),
+       cacheInit ? TFC_ERR_BAD_ARGUMENT : TFC_ERR_WORKSPACE,
+       (cacheInit ? "kv_cache_bytes" : "workspace_bytes") +
+           std::string(" = %lld is below ") + sizeEntry.name + "(" +
+           llvm::join(sizeNames, ", ") + ") = %lld",
+       {bytes, needed}});
 
   // Folds the checks, lowest priority first, into the status, the format
   // and its values of the first failing one.

@@ -90,6 +90,90 @@ ArraySource resultSource(unsigned index) {
   return {ArraySource::Result, index};
 }
 
+/// The arrays of a decoding function, in its argument order then its
+/// results: the cache is `void *` (a header and the floats, docs/abi.md),
+/// neither const nor checked for finite values.
+void appendDecodingArrays(SmallVectorImpl<EntryArgument> &args, func::FuncOp fn,
+                          bool decode, const std::string &model) {
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    StringRef role = mlir::tfc::getArgRole(fn, i);
+    EntryArgument arg = array(role, fn.getArgumentTypes()[i],
+                              /*written=*/false, argumentSource(i));
+    if (role == "kv_cache") {
+      arg.cType = "void *";
+      arg.comment = "set up by " + model + "_kv_cache_init";
+    } else if (role == "positions") {
+      arg.comment = "[batch]: tokens[b]'s position, <= what the cache holds";
+    } else if (role == "lengths") {
+      arg.comment = "[batch], each in [1, seq]: the prompts' lengths";
+    } else if (decode && (role == "tokens" || role == "x")) {
+      arg.comment = role == "tokens" ? "[batch]" : "[batch, d_model]";
+    }
+    args.push_back(std::move(arg));
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    StringRef role = mlir::tfc::getResultRole(fn, i);
+    EntryArgument arg =
+        array(role, fn.getResultTypes()[i], /*written=*/true, resultSource(i));
+    if (decode)
+      arg.comment = role == "logits" ? "[batch, vocab]" : "[batch, d_model]";
+    args.push_back(std::move(arg));
+  }
+}
+
+/// NAME_kv_cache_size, NAME_kv_cache_init, NAME_prefill and NAME_decode,
+/// when the module has the model's decoding functions.
+void describeDecoding(EntrySignature &s, func::FuncOp model) {
+  auto module = model->getParentOfType<ModuleOp>();
+  if (!module)
+    return;
+  func::FuncOp prefill = lookupDecodingFunction(module, s.model, "prefill");
+  func::FuncOp decode = lookupDecodingFunction(module, s.model, "decode");
+  if (!prefill || !decode)
+    return;
+  auto cacheSizes = [](SmallVectorImpl<EntryArgument> &args) {
+    args.push_back(scalar(ArgumentKind::Size, "batch", "int64_t"));
+    args.push_back(scalar(ArgumentKind::Size, "max_len", "int64_t"));
+  };
+  s.kvCacheSize = EntryPoint{
+      EntryKind::KvCacheSize, s.model + "_kv_cache_size", "int64_t", {}};
+  cacheSizes(s.kvCacheSize->arguments);
+
+  s.kvCacheInit = EntryPoint{
+      EntryKind::KvCacheInit, s.model + "_kv_cache_init", "int32_t", {}};
+  EntryArgument cache = {ArgumentKind::Array,
+                         "kv_cache",
+                         "void *",
+                         "64-byte aligned",
+                         Float32Type::get(model.getContext()),
+                         /*written=*/false,
+                         std::nullopt};
+  // The context too: the header is written by a kernel on CUDA.
+  s.kvCacheInit->arguments.push_back(context(s.cuda));
+  s.kvCacheInit->arguments.push_back(cache);
+  s.kvCacheInit->arguments.push_back(
+      scalar(ArgumentKind::CacheBytes, "kv_cache_bytes", "int64_t",
+             "at least " + s.model + "_kv_cache_size(batch, max_len)"));
+  cacheSizes(s.kvCacheInit->arguments);
+
+  for (auto [fn, isDecode] : {std::pair{prefill, false}, {decode, true}}) {
+    EntryPoint entry{isDecode ? EntryKind::Decode : EntryKind::Prefill,
+                     s.model + (isDecode ? "_decode" : "_prefill"),
+                     "int32_t",
+                     {}};
+    entry.arguments.push_back(context(s.cuda));
+    appendDecodingArrays(entry.arguments, fn, isDecode, s.model);
+    entry.arguments.push_back(
+        scalar(ArgumentKind::Workspace, "workspace", "void *"));
+    entry.arguments.push_back(
+        scalar(ArgumentKind::WorkspaceBytes, "workspace_bytes", "int64_t"));
+    entry.arguments.push_back(scalar(ArgumentKind::Size, "batch", "int64_t"));
+    if (!isDecode)
+      entry.arguments.push_back(scalar(ArgumentKind::Size, "seq", "int64_t"));
+    (isDecode ? s.decode : s.prefill) = std::move(entry);
+  }
+}
+
 } // namespace
 
 std::string EntryArgument::declaration() const {
@@ -152,8 +236,10 @@ EntrySignature describeEntryPoints(func::FuncOp model, bool withBackward,
                         /*written=*/true, resultSource(i)));
   appendWorkspaceAndSizes(fwd, s.hasEncoder);
 
-  if (!withBackward)
+  if (!withBackward) {
+    describeDecoding(s, model);
     return s;
+  }
   // Backward, over @NAME_grad(params, passed..., d_outputs..., d_params) ->
   // (d_params, d_inputs...): params, passed, d_outputs, d_inputs, d_params.
   EntryPoint bwd{EntryKind::Backward, s.model + "_backward", "int32_t", {}};
@@ -177,7 +263,19 @@ EntrySignature describeEntryPoints(func::FuncOp model, bool withBackward,
       array("d_params", paramsType, /*written=*/true, argumentSource(next)));
   appendWorkspaceAndSizes(bwd.arguments, s.hasEncoder);
   s.backward = std::move(bwd);
+  describeDecoding(s, model);
   return s;
+}
+
+func::FuncOp lookupDecodingFunction(ModuleOp module, StringRef model,
+                                    StringRef kind) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto of = func->getAttrOfType<StringAttr>("tfc.decoding_of");
+    auto which = func->getAttrOfType<StringAttr>("tfc.decoding");
+    if (of && which && of.getValue() == model && which.getValue() == kind)
+      return func;
+  }
+  return nullptr;
 }
 
 func::FuncOp lookupModelFunction(ModuleOp module) {

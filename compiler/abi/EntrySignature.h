@@ -11,6 +11,16 @@
 //   NAME_backward(rt, params, D_OUTPUTS..., D_INPUTS..., d_params,
 //                 workspace, workspace_bytes, batch, seq [, enc_seq])
 //
+// and, for a causal model without cross-attention, decoding with a KV cache
+// (from the `tfc.decoding_of` functions the frontend builds beside it):
+//
+//   NAME_kv_cache_size(batch, max_len)
+//   NAME_kv_cache_init(rt, kv_cache, kv_cache_bytes, batch, max_len)
+//   NAME_prefill(rt, params, tokens|x, lengths, kv_cache, logits|y,
+//                workspace, workspace_bytes, batch, seq)
+//   NAME_decode(rt, params, tokens|x, positions, kv_cache, logits|y,
+//               workspace, workspace_bytes, batch)
+//
 // The arrays (everything between the context and the workspace) are the
 // lowered function's arguments and results in a fixed mapping: forward's are
 // the model's "params" argument, its other arguments in order and its
@@ -36,13 +46,15 @@ enum class ArgumentKind {
   Array,          // A user array: read (const) or written.
   Workspace,      // `void *workspace`.
   WorkspaceBytes, // `int64_t workspace_bytes`.
-  Size,           // `int64_t batch`, `seq`, `enc_seq`.
+  Size,           // `int64_t batch`, `seq`, `enc_seq`, `max_len`.
   Seed,           // `uint64_t seed` of NAME_init.
+  CacheBytes,     // `int64_t kv_cache_bytes` of NAME_kv_cache_init.
 };
 
 /// Which model function value an array is.
 struct ArraySource {
-  /// The function the entry lowers: the model (forward) or @NAME_grad.
+  /// The function the entry lowers: the model (forward), @NAME_grad or a
+  /// decoding function.
   enum Kind { Argument, Result } kind = Argument;
   unsigned index = 0;
 };
@@ -67,7 +79,17 @@ struct EntryArgument {
   std::string declaration() const;
 };
 
-enum class EntryKind { ParamCount, WorkspaceSize, Init, Forward, Backward };
+enum class EntryKind {
+  ParamCount,
+  WorkspaceSize,
+  Init,
+  Forward,
+  Backward,
+  KvCacheSize,
+  KvCacheInit,
+  Prefill,
+  Decode
+};
 
 struct EntryPoint {
   EntryKind kind;
@@ -88,15 +110,24 @@ struct EntrySignature {
   bool hasEncoder = false; // enc_seq is a size (cross-attention).
   EntryPoint paramCount, workspaceSize, init, forward;
   std::optional<EntryPoint> backward; // Absent for --forward-only.
+  /// Decoding (all four or none): causal models without cross-attention.
+  std::optional<EntryPoint> kvCacheSize, kvCacheInit, prefill, decode;
 };
 
 /// The entry points of the `tfc.model` function `model` (verified by the
-/// tfc dialect), with NAME_backward when `withBackward`.
+/// tfc dialect), with NAME_backward when `withBackward`, and decoding's
+/// when its module has the model's `tfc.decoding_of` functions.
 EntrySignature describeEntryPoints(mlir::func::FuncOp model, bool withBackward,
                                    bool cuda);
 
 /// The `tfc.model` function of `module`; null when it has none.
 mlir::func::FuncOp lookupModelFunction(mlir::ModuleOp module);
+
+/// The `tfc.decoding_of = model` function of `module` with
+/// `tfc.decoding = kind` ("prefill" or "decode"); null when it has none.
+mlir::func::FuncOp lookupDecodingFunction(mlir::ModuleOp module,
+                                          llvm::StringRef model,
+                                          llvm::StringRef kind);
 
 } // namespace mlir::tfc::abi
 

@@ -170,6 +170,38 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
           "With a\n"
        << " * loss it starts from the loss. Returns a tfc_status. */\n"
        << prototype(*entries.backward) << ";\n\n";
+  if (entries.decode) {
+    os << "/* Decoding with a KV cache (docs/abi.md \"Decoding\"). The cache "
+          "is one caller\n"
+       << " * buffer of " << name
+       << "_kv_cache_size(batch, max_len) bytes, 64-byte aligned, set up\n"
+       << " * by " << name
+       << "_kv_cache_init for `batch` sequences of up to max_len positions"
+       << (spec.attention.slidingWindow &&
+                   spec.attention.slidingWindow < spec.model.maxSeq
+               ? "\n * (a ring of " +
+                     std::to_string(spec.attention.slidingWindow) +
+                     " slots per sequence: the sliding window)"
+               : std::string())
+       << ".\n * " << name
+       << "_prefill runs prompts (right-padded, lengths[b] each) from "
+          "position 0\n"
+       << " * and writes all their positions' outputs; " << name
+       << "_decode runs one token per\n"
+       << " * sequence at positions[b] (at most the positions the cache holds "
+          "for it:\n"
+       << " * a lower one rewinds) and writes its outputs. The workspace is "
+       << name << "_workspace_size's\n"
+       << " * (batch, seq) for prefill, (batch, 1) for decode. Each returns a "
+          "tfc_status. */\n"
+       << "#define " << up << "_HAS_DECODING 1\n"
+       << prototype(*entries.kvCacheSize) << ";\n"
+       << prototype(*entries.kvCacheInit) << ";\n"
+       << prototype(*entries.prefill) << ";\n"
+       << prototype(*entries.decode) << ";\n\n";
+  } else {
+    os << "#define " << up << "_HAS_DECODING 0\n\n";
+  }
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }

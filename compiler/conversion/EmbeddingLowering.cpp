@@ -132,8 +132,16 @@ LogicalResult AddPositionsLowering::emit(AddPositionsOp op, Lowering &l) const {
   Value seq = in.dims[1], width = in.dims[2];
   Value table = op.getTable() ? l.lookup(op.getTable()).flat : Value();
   int64_t staticWidth = op.getInput().getType().getDimSize(2);
+  Value positions = l.flatOf(op.getPositions());
   l.parallelFor(l.mul(in.dims[0], seq), [&](Value row) {
     Value pos = arith::RemUIOp::create(l.b, l.loc, row, seq);
+    // Decoding: each sequence's rows start at its own position.
+    if (positions)
+      pos = l.add(
+          pos,
+          arith::IndexCastOp::create(
+              l.b, l.loc, l.b.getIndexType(),
+              l.load(positions, arith::DivUIOp::create(l.b, l.loc, row, seq))));
     Value base = l.mul(row, width);
     l.forLoop(l.index(0), width, [&](Value i) {
       Value pe = table ? l.load(table, l.add(l.mul(pos, width), i))

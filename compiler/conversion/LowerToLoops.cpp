@@ -26,6 +26,7 @@
 #include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
 #include "kernels/Elementwise.h"
+#include "kernels/KvCache.h"
 #include "kernels/TargetKernels.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "tfc/Dialect/TfcRoles.h"
@@ -68,11 +69,22 @@ public:
       : model(model), grad(grad), vectorWidth(vectorWidth),
         hostMemory(hostMemory), lowerings(lowerings),
         signature(abi::describeEntryPoints(model, /*withBackward=*/bool(grad),
-                                           /*cuda=*/!hostMemory)) {}
+                                           /*cuda=*/!hostMemory)) {
+    if (auto module = model->getParentOfType<ModuleOp>()) {
+      prefill = abi::lookupDecodingFunction(module, signature.model, "prefill");
+      decode = abi::lookupDecodingFunction(module, signature.model, "decode");
+    }
+  }
 
   LogicalResult emitForward(OpBuilder &mb);
   LogicalResult emitBackward(OpBuilder &mb);
   LogicalResult emitWorkspaceSize(OpBuilder &mb);
+  /// NAME_prefill or NAME_decode from its decoding function `fn`.
+  LogicalResult emitDecoding(OpBuilder &mb, func::FuncOp fn,
+                             const abi::EntryPoint &entryPoint);
+  LogicalResult emitKvCacheSize(OpBuilder &mb);
+  LogicalResult emitKvCacheInit(OpBuilder &mb);
+  const abi::EntrySignature &entries() const { return signature; }
 
 private:
   /// A Lowering for this model and target.
@@ -96,8 +108,15 @@ private:
   /// returns the parameter count as an index value.
   Value bindEntry(Lowering &l, const abi::EntryPointBuilder &entry);
 
-  /// batch, seq and enc_seq as index values at the allocation point.
+  /// batch, seq and enc_seq as index values at the allocation point (seq
+  /// is 1 where the entry has none: decode).
   void bindSizes(Lowering &l, ValueRange sizes);
+  /// The compile-time geometry of the model's KV cache.
+  KvCacheShape cacheShape() const;
+  /// The KV cache at `ptr` as the decoding ops see it (f32 data, dims
+  /// {batch, slots} from its header; null and placeholder dims without
+  /// `ptr`), and its header as i64 words in `header`.
+  Buffer cacheBuffer(Lowering &l, Value ptr, Value *header = nullptr);
   SmallVector<Value> shapeForRole(Lowering &l, StringRef role, Type type);
   /// A user array of `role`'s shape (Emit mode), or its dims only.
   Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
@@ -106,18 +125,19 @@ private:
   /// forward's saved slots, and puts its own buffers after forward's) and
   /// NAME_workspace_size. `inputs` are the user's arrays in argument order
   /// (params excluded); `outputs` the user's result arrays.
-  LogicalResult planForward(Lowering &l, ArrayRef<Buffer> inputs,
-                            ArrayRef<Buffer> outputs);
+  LogicalResult planForward(Lowering &l, func::FuncOp fn,
+                            ArrayRef<Buffer> inputs, ArrayRef<Buffer> outputs);
   /// Forward's compute into the planned buffers.
-  LogicalResult emitForwardBody(Lowering &l, ArrayRef<Buffer> inputs,
+  LogicalResult emitForwardBody(Lowering &l, func::FuncOp fn,
+                                ArrayRef<Buffer> inputs,
                                 ArrayRef<Buffer> outputs);
   /// The workspace words where the argument checks leave the index of the
   /// first element out of range (-1: none), reserved before forward's
   /// buffers by every plan of forward; null without the array.
   struct ArgumentCheckWords {
-    Buffer tokens, lengths;
+    Buffer tokens, lengths, positions;
   };
-  ArgumentCheckWords allocateArgumentChecks(Lowering &l);
+  ArgumentCheckWords allocateArgumentChecks(Lowering &l, func::FuncOp fn);
   /// An i32 array whose every element must lie in [low, high]: token ids in
   /// [0, vocab), a padded batch's lengths in [1, seq].
   struct RangeCheck {
@@ -130,18 +150,31 @@ private:
     Buffer word; // Where the scan leaves its result.
     const char *kernel;
     Value shown; // i64; null: none.
+    /// Decoding's positions: element i must also be at most word
+    /// `boundBase + i` of `boundWords` (i64: the positions the cache holds),
+    /// and `shown` is then the smaller bound of the failing element.
+    Value boundWords;
+    int64_t boundBase = 0;
+  };
+  /// A check of values the host has (a cache header's words) before the
+  /// scans: its failure, message and up to three i64 values.
+  struct ScalarCheck {
+    Value failed;
+    std::string format;
+    SmallVector<Value, 3> values;
   };
   RangeCheck lengthsCheck(Lowering &l, Value lengths, Buffer word);
   /// planForward with placeholder user arrays (shapes only): forward's
   /// allocations (and saved slots) in another function; `words` gets the
   /// argument checks' words.
-  LogicalResult planForwardOnly(Lowering &l,
+  LogicalResult planForwardOnly(Lowering &l, func::FuncOp fn,
                                 ArgumentCheckWords *words = nullptr);
   /// The checks' scans, then an scf.if yielding the entry's status (i32):
   /// the caller emits the body in its then region (the builder is after
   /// it); the else region reports the first failing check.
   scf::IfOp emitRangeChecks(Lowering &l, abi::EntryPointBuilder &entry,
-                            ArrayRef<RangeCheck> checks);
+                            ArrayRef<RangeCheck> checks,
+                            ArrayRef<ScalarCheck> first = {});
   LogicalResult planBackward(Lowering &l, ArrayRef<Buffer> dOutputs,
                              Buffer dParams);
   LogicalResult emitBackwardBody(Lowering &l, ArrayRef<Buffer> dInputs);
@@ -157,6 +190,8 @@ private:
   LogicalResult emitOp(Lowering &l, Operation *op);
 
   func::FuncOp model, grad;
+  /// The decoding functions (null without decoding).
+  func::FuncOp prefill, decode;
   int64_t vectorWidth;
   bool hostMemory; // The host may read the user's arrays (not CUDA).
   const OpLoweringSet &lowerings;
@@ -182,7 +217,7 @@ void ModelLowering::bindSizes(Lowering &l, ValueRange sizes) {
       return arith::IndexCastOp::create(l.b, l.loc, l.b.getIndexType(), v);
     };
     batch = toIndex(sizes[0]);
-    seq = toIndex(sizes[1]);
+    seq = sizes.size() > 1 ? toIndex(sizes[1]) : l.index(1);
     encSeq = sizes.size() > 2 ? toIndex(sizes[2]) : Value();
   });
 }
@@ -302,8 +337,8 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
         userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
                    role, model.getResultTypes()[i]));
   // The plan: the argument checks' words, then forward's buffers.
-  ArgumentCheckWords words = allocateArgumentChecks(l);
-  if (failed(planForward(l, inputs, outputs)))
+  ArgumentCheckWords words = allocateArgumentChecks(l, model);
+  if (failed(planForward(l, model, inputs, outputs)))
     return failure();
   l.setPhase(Lowering::Phase::Emit);
 
@@ -320,7 +355,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     checks.push_back(lengthsCheck(l, lengths, words.lengths));
   scf::IfOp valid = emitRangeChecks(l, entry, checks);
   b.setInsertionPointToStart(&valid.getThenRegion().front());
-  if (failed(emitForwardBody(l, inputs, outputs)))
+  if (failed(emitForwardBody(l, model, inputs, outputs)))
     return failure();
   scf::YieldOp::create(
       b, loc, entry.finiteStatus(b, loc, [&](const abi::EntryArgument &arg) {
@@ -330,17 +365,18 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
   return success();
 }
 
-LogicalResult ModelLowering::planForward(Lowering &l, ArrayRef<Buffer> inputs,
+LogicalResult ModelLowering::planForward(Lowering &l, func::FuncOp fn,
+                                         ArrayRef<Buffer> inputs,
                                          ArrayRef<Buffer> outputs) {
-  Block &body = model.getBody().front();
+  Block &body = fn.getBody().front();
   unsigned input = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (getArgRole(model, i) == "params")
+    if (getArgRole(fn, i) == "params")
       continue;
     Buffer buffer = inputs[input++];
     // An input backward needs is copied into the workspace: backward gets
     // only the workspace, not forward's inputs.
-    if (auto slot = model.getArgAttrOfType<IntegerAttr>(i, "tfc.save")) {
+    if (auto slot = fn.getArgAttrOfType<IntegerAttr>(i, "tfc.save")) {
       Type elementType = cast<ShapedType>(arg.getType()).getElementType();
       l.atAllocationPoint([&] {
         buffer = l.allocateSaved(slot.getInt(), elementType, buffer.dims);
@@ -360,13 +396,13 @@ LogicalResult ModelLowering::planForward(Lowering &l, ArrayRef<Buffer> inputs,
   return planBody(l, body);
 }
 
-LogicalResult ModelLowering::emitForwardBody(Lowering &l,
+LogicalResult ModelLowering::emitForwardBody(Lowering &l, func::FuncOp fn,
                                              ArrayRef<Buffer> inputs,
                                              ArrayRef<Buffer> outputs) {
-  Block &body = model.getBody().front();
+  Block &body = fn.getBody().front();
   unsigned input = 0;
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    if (getArgRole(model, i) == "params")
+    if (getArgRole(fn, i) == "params")
       continue;
     const Buffer &user = inputs[input++];
     Buffer planned = l.lookup(arg);
@@ -383,32 +419,36 @@ LogicalResult ModelLowering::emitForwardBody(Lowering &l,
   return success();
 }
 
-LogicalResult ModelLowering::planForwardOnly(Lowering &l,
+LogicalResult ModelLowering::planForwardOnly(Lowering &l, func::FuncOp fn,
                                              ArgumentCheckWords *words) {
   assert(l.phase() == Lowering::Phase::Plan && "a plan emits no compute");
-  Interface iface(model);
+  Interface iface(fn);
   SmallVector<Buffer> inputs, outputs;
   for (auto [i, role] : llvm::enumerate(iface.argRoles))
-    if (role != "params")
+    if (role == "kv_cache")
+      inputs.push_back(cacheBuffer(l, Value()));
+    else if (role != "params")
       inputs.push_back(
-          userBuffer(l, Value(), role, model.getArgument(i).getType()));
+          userBuffer(l, Value(), role, fn.getArgument(i).getType()));
   for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(userBuffer(l, Value(), role, model.getResultTypes()[i]));
-  ArgumentCheckWords planned = allocateArgumentChecks(l);
+    outputs.push_back(userBuffer(l, Value(), role, fn.getResultTypes()[i]));
+  ArgumentCheckWords planned = allocateArgumentChecks(l, fn);
   if (words)
     *words = planned;
-  return planForward(l, inputs, outputs);
+  return planForward(l, fn, inputs, outputs);
 }
 
 ModelLowering::ArgumentCheckWords
-ModelLowering::allocateArgumentChecks(Lowering &l) {
-  Interface iface(model);
+ModelLowering::allocateArgumentChecks(Lowering &l, func::FuncOp fn) {
+  Interface iface(fn);
   ArgumentCheckWords words;
   auto word = [&] { return l.allocate(l.b.getI64Type(), {l.allocIndex(1)}); };
   if (llvm::is_contained(iface.argRoles, "tokens"))
     words.tokens = word();
   if (llvm::is_contained(iface.argRoles, "lengths"))
     words.lengths = word();
+  if (llvm::is_contained(iface.argRoles, "positions"))
+    words.positions = word();
   return words;
 }
 
@@ -428,11 +468,17 @@ ModelLowering::lengthsCheck(Lowering &l, Value lengths, Buffer word) {
 
 scf::IfOp ModelLowering::emitRangeChecks(Lowering &l,
                                          abi::EntryPointBuilder &entry,
-                                         ArrayRef<RangeCheck> checks) {
+                                         ArrayRef<RangeCheck> checks,
+                                         ArrayRef<ScalarCheck> first) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   auto i64 = b.getI64Type();
   Value none = arith::ConstantIntOp::create(b, loc, -1, 64);
+  // The element's bound from its words, at most `high` (i64).
+  auto boundOf = [&](const RangeCheck &check, Value i, Value high) -> Value {
+    Value word = l.load(check.boundWords, l.add(i, l.index(check.boundBase)));
+    return arith::MinSIOp::create(b, loc, word, high);
+  };
   // One serial scan per array in a one-iteration parallel loop (a kernel on
   // CUDA) finds the first element out of range (-1: none); the host reads
   // it back from the workspace.
@@ -452,6 +498,14 @@ scf::IfOp ModelLowering::emitRangeChecks(Lowering &l,
                                       low),
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, v,
                                       high));
+            if (check.boundWords)
+              inRange = arith::AndIOp::create(
+                  b, loc, inRange,
+                  arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::sle,
+                      arith::ExtSIOp::create(b, loc, i64, v),
+                      boundOf(check, i,
+                              arith::ExtSIOp::create(b, loc, i64, high))));
             Value firstHere = arith::AndIOp::create(
                 b, loc,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, acc[0],
@@ -468,45 +522,66 @@ scf::IfOp ModelLowering::emitRangeChecks(Lowering &l,
     l.kernelName.clear();
     firstBad.push_back(l.load(check.word.flat, l.index(0)));
   }
+  // Each failure in priority order: the scalar checks, then the scans:
+  // whether it passed (before the branch) and, in the else branch, whether
+  // it failed and its report.
+  struct Failure {
+    Value ok;
+    std::function<Value()> failed, report;
+  };
+  Value trueValue = arith::ConstantIntOp::create(b, loc, 1, 1);
+  SmallVector<Failure> failures;
+  for (const ScalarCheck &check : first)
+    failures.push_back({arith::XOrIOp::create(b, loc, check.failed, trueValue),
+                        [&check] { return check.failed; },
+                        [&, &check = check] {
+                          return entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT,
+                                                   check.format, check.values);
+                        }});
+  for (auto [check, bad] : llvm::zip_equal(checks, firstBad))
+    failures.push_back(
+        {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bad, none),
+         [&, bad = bad] {
+           return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bad,
+                                        none);
+         },
+         [&, &check = check, bad = bad] {
+           Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(), bad);
+           Value v =
+               arith::ExtSIOp::create(b, loc, i64, l.load(check.array, at));
+           SmallVector<Value> values{bad, v};
+           if (check.shown)
+             values.push_back(check.boundWords ? boundOf(check, at, check.shown)
+                                               : check.shown);
+           return entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT, check.format,
+                                    values);
+         }});
   Value allOk;
-  for (Value bad : firstBad) {
-    Value ok =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bad, none);
-    allOk = allOk ? arith::AndIOp::create(b, loc, allOk, ok).getResult() : ok;
-  }
+  for (const Failure &f : failures)
+    allOk =
+        allOk ? arith::AndIOp::create(b, loc, allOk, f.ok).getResult() : f.ok;
   if (!allOk)
-    allOk = arith::ConstantIntOp::create(b, loc, 1, 1);
+    allOk = trueValue;
   auto valid = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()}, allOk,
                                  /*withElseRegion=*/true);
   scf::YieldOp::create(b, loc, valid.getResult(0));
-  // Otherwise the first failing check, in argument order, reports (the
-  // last one without asking: every other passed).
+  // Otherwise the first failing check reports (the last one without
+  // asking: every other passed).
   b.setInsertionPointToStart(&valid.getElseRegion().front());
-  if (checks.empty()) {
+  if (failures.empty()) {
     scf::YieldOp::create(
         b, loc, ValueRange{abi::statusConstant(b, loc, TFC_ERR_BAD_ARGUMENT)});
     return valid;
   }
-  for (auto [k, check, bad] : llvm::enumerate(checks, firstBad)) {
+  for (auto [k, failure] : llvm::enumerate(failures)) {
     scf::IfOp failed;
-    if (k + 1 < checks.size()) {
-      failed = scf::IfOp::create(
-          b, loc, TypeRange{b.getI32Type()},
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bad, none),
-          /*withElseRegion=*/true);
+    if (k + 1 < failures.size()) {
+      failed = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()},
+                                 failure.failed(), /*withElseRegion=*/true);
       scf::YieldOp::create(b, loc, failed.getResult(0));
       b.setInsertionPointToStart(&failed.getThenRegion().front());
     }
-    Value v = arith::ExtSIOp::create(
-        b, loc, i64,
-        l.load(check.array,
-               arith::IndexCastOp::create(b, loc, b.getIndexType(), bad)));
-    SmallVector<Value> values{bad, v};
-    if (check.shown)
-      values.push_back(check.shown);
-    scf::YieldOp::create(
-        b, loc,
-        entry.reportError(b, loc, TFC_ERR_BAD_ARGUMENT, check.format, values));
+    scf::YieldOp::create(b, loc, failure.report());
     if (failed)
       b.setInsertionPointToStart(&failed.getElseRegion().front());
   }
@@ -535,7 +610,7 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   // backward's own buffers come after forward's. Backward checks its
   // lengths in the word forward checked them in.
   ArgumentCheckWords words;
-  if (failed(planForwardOnly(l, &words)))
+  if (failed(planForwardOnly(l, model, &words)))
     return failure();
 
   SmallVector<Buffer> dOutputs, dInputs;
@@ -627,7 +702,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
                                           l.index(INT64_MAX / 2)));
   });
   // Forward's buffers, then (for training) backward's after them.
-  if (failed(planForwardOnly(l)))
+  if (failed(planForwardOnly(l, model)))
     return failure();
   if (grad) {
     Interface gradIface(grad);
@@ -649,10 +724,263 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
       return failure();
   }
   Value total;
-  l.atAllocationPoint([&] {
-    total = arith::IndexCastOp::create(b, loc, i64, l.currentOffset());
-  });
+  l.atAllocationPoint([&] { total = l.currentOffset(); });
+  // Decoding's entry points take the same workspace: prefill at (batch,
+  // seq), decode at (batch, 1). Their plans start at offset 0 too.
+  if (prefill) {
+    Value seqArg = seq;
+    for (func::FuncOp fn : {prefill, decode}) {
+      Lowering planned = makeLowering(b, loc);
+      planned.setAllocationPoint(marker);
+      seq = fn == decode ? planned.allocIndex(1) : seqArg;
+      planned.atAllocationPoint([&] {
+        Value null =
+            LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+        planned.setWorkspace(abi::memrefFromPointer(
+            b, loc, null, b.getI8Type(), planned.index(INT64_MAX / 2)));
+      });
+      if (failed(planForwardOnly(planned, fn)))
+        return failure();
+      planned.atAllocationPoint(
+          [&] { total = planned.maxIdx(total, planned.currentOffset()); });
+    }
+    seq = seqArg;
+  }
+  l.atAllocationPoint(
+      [&] { total = arith::IndexCastOp::create(b, loc, i64, total); });
   scf::YieldOp::create(b, loc, total);
+  finishEntry(entry, marker);
+  return success();
+}
+
+KvCacheShape ModelLowering::cacheShape() const {
+  auto shape = prefill->getAttrOfType<DenseI64ArrayAttr>("tfc.kv_cache_shape");
+  return {shape[0], shape[1], shape[2], shape[3]};
+}
+
+Buffer ModelLowering::cacheBuffer(Lowering &l, Value ptr, Value *header) {
+  Buffer cache;
+  l.atAllocationPoint([&] {
+    OpBuilder &b = l.b;
+    Location loc = l.loc;
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    // A view's size is only its descriptor's: the caller's buffer holds
+    // NAME_kv_cache_size(batch, max_len) bytes, which the header's words
+    // describe.
+    Value unbounded = l.index(INT64_MAX / 8);
+    if (!ptr) {
+      Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+      cache.flat =
+          abi::memrefFromPointer(b, loc, null, b.getF32Type(), unbounded);
+      cache.dims = {l.index(1), l.index(1)};
+      return;
+    }
+    Value words =
+        abi::memrefFromPointer(b, loc, ptr, b.getI64Type(), unbounded);
+    if (header)
+      *header = words;
+    auto word = [&](int64_t k) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                        l.load(words, l.index(k)));
+    };
+    Value capacity = word(kKvCacheBatchWord);
+    Value offset = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                              kvCacheDataOffset(l, capacity));
+    Value data = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), ptr,
+                                     ValueRange{offset});
+    cache.flat =
+        abi::memrefFromPointer(b, loc, data, b.getF32Type(), unbounded);
+    cache.dims = {capacity, word(kKvCacheSlotsWord)};
+  });
+  return cache;
+}
+
+LogicalResult ModelLowering::emitDecoding(OpBuilder &mb, func::FuncOp fn,
+                                          const abi::EntryPoint &entryPoint) {
+  bool isDecode = entryPoint.kind == abi::EntryKind::Decode;
+  Interface iface(fn);
+  if (failed(checkArrays(fn, entryPoint)))
+    return failure();
+  abi::EntryPointBuilder entry(mb, model, signature, entryPoint);
+  OpBuilder b(model.getContext());
+  Operation *marker = beginBody(b, entry);
+  Location loc = model.getLoc();
+  Lowering l = makeLowering(b, loc);
+  l.setAllocationPoint(marker);
+  bindEntry(l, entry);
+  SmallVector<Buffer> inputs, outputs;
+  Value tokens, steps, header; // steps: lengths (prefill), positions.
+  for (auto [i, role] : llvm::enumerate(iface.argRoles)) {
+    if (role == "params")
+      continue;
+    Value ptr = entry.array({abi::ArraySource::Argument, unsigned(i)});
+    if (role == "kv_cache") {
+      inputs.push_back(cacheBuffer(l, ptr, &header));
+      continue;
+    }
+    inputs.push_back(userBuffer(l, ptr, role, fn.getArgument(i).getType()));
+    if (role == "tokens")
+      tokens = inputs.back().flat;
+    if (role == "lengths" || role == "positions")
+      steps = inputs.back().flat;
+  }
+  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
+    outputs.push_back(
+        userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
+                   role, fn.getResultTypes()[i]));
+  ArgumentCheckWords words = allocateArgumentChecks(l, fn);
+  if (failed(planForward(l, fn, inputs, outputs)))
+    return failure();
+  l.setPhase(Lowering::Phase::Emit);
+
+  // The cache: set up by NAME_kv_cache_init, for this model, for at least
+  // this many sequences (and, in prefill, positions).
+  auto i64 = b.getI64Type();
+  auto word = [&](int64_t k) { return l.load(header, l.index(k)); };
+  auto c64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  };
+  auto ne = [&](Value a, Value c) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, a, c);
+  };
+  auto gt = [&](Value a, Value c) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, a, c);
+  };
+  int64_t paramCount =
+      model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt();
+  KvCacheShape shape = cacheShape();
+  int64_t modelId = kvCacheModelId(signature.model, shape, paramCount);
+  Value batch64 = arith::IndexCastOp::create(b, loc, i64, batch);
+  Value seq64 = arith::IndexCastOp::create(b, loc, i64, seq);
+  Value maxLen = word(kKvCacheMaxLenWord);
+  SmallVector<ScalarCheck> cacheChecks{
+      {ne(word(kKvCacheMagicWord), c64(kKvCacheMagic)),
+       "kv_cache is not set up by " + signature.model +
+           "_kv_cache_init (its first word is 0x%llx)",
+       {word(kKvCacheMagicWord)}},
+      {ne(word(kKvCacheModelWord), c64(modelId)),
+       "kv_cache was set up for another model (id 0x%llx, not 0x%llx)",
+       {word(kKvCacheModelWord), c64(modelId)}},
+      {gt(batch64, word(kKvCacheBatchWord)),
+       "batch = %lld is more than the %lld sequences kv_cache holds",
+       {batch64, word(kKvCacheBatchWord)}}};
+  if (!isDecode)
+    cacheChecks.push_back({gt(seq64, maxLen),
+                           "seq = %lld is more than kv_cache's max_len = %lld",
+                           {seq64, maxLen}});
+
+  SmallVector<RangeCheck> checks;
+  if (tokens) {
+    int64_t vocab = model->getAttrOfType<IntegerAttr>("tfc.vocab").getInt();
+    checks.push_back(
+        {tokens, l.mul(batch, seq), 0,
+         arith::ConstantIntOp::create(b, loc, vocab - 1, 32),
+         llvm::formatv("tokens[%lld] = %lld is outside [0, {0})", vocab).str(),
+         words.tokens, "token_check"});
+  }
+  if (isDecode) {
+    // A position past what the cache holds of its sequence would read
+    // slots nothing wrote; max_len - 1 is the last slot (or ring turn).
+    Value last = arith::TruncIOp::create(
+        b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, maxLen, c64(1)));
+    RangeCheck positions{steps,
+                         batch,
+                         0,
+                         last,
+                         "positions[%lld] = %lld is outside [0, %lld]: the "
+                         "positions kv_cache holds for it, below max_len",
+                         words.positions,
+                         "positions_check",
+                         arith::SubIOp::create(b, loc, maxLen, c64(1))};
+    positions.boundWords = header;
+    positions.boundBase = kKvCacheFilledWord;
+    checks.push_back(positions);
+  } else {
+    checks.push_back(lengthsCheck(l, steps, words.lengths));
+  }
+  scf::IfOp valid = emitRangeChecks(l, entry, checks, cacheChecks);
+  b.setInsertionPointToStart(&valid.getThenRegion().front());
+  if (failed(emitForwardBody(l, fn, inputs, outputs)))
+    return failure();
+  // What the cache now holds of each sequence: its prompt, or up to the
+  // token just decoded (a lower position rewinds).
+  l.kernelName = "kv_cache_positions";
+  l.parallelFor(batch, [&](Value s) {
+    Value n = arith::ExtSIOp::create(b, loc, i64, l.load(steps, s));
+    if (isDecode)
+      n = arith::AddIOp::create(b, loc, n, c64(1));
+    l.store(n, header, l.add(s, l.index(kKvCacheFilledWord)));
+  });
+  l.kernelName.clear();
+  scf::YieldOp::create(
+      b, loc, entry.finiteStatus(b, loc, [&](const abi::EntryArgument &arg) {
+        return l.product(outputs[arg.source->index].dims);
+      }));
+  finishEntry(entry, marker);
+  return success();
+}
+
+LogicalResult ModelLowering::emitKvCacheSize(OpBuilder &mb) {
+  abi::EntryPointBuilder entry(mb, model, signature, *signature.kvCacheSize);
+  OpBuilder b(model.getContext());
+  Operation *marker = beginBody(b, entry);
+  Lowering l = makeLowering(b, model.getLoc());
+  l.setAllocationPoint(marker);
+  auto toIndex = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, l.loc, b.getIndexType(), v);
+  };
+  ValueRange sizes = entry.sizes();
+  Value bytes =
+      kvCacheBytes(l, cacheShape(), toIndex(sizes[0]), toIndex(sizes[1]));
+  scf::YieldOp::create(
+      b, l.loc,
+      arith::IndexCastOp::create(b, l.loc, b.getI64Type(), bytes).getResult());
+  finishEntry(entry, marker);
+  return success();
+}
+
+LogicalResult ModelLowering::emitKvCacheInit(OpBuilder &mb) {
+  abi::EntryPointBuilder entry(mb, model, signature, *signature.kvCacheInit);
+  OpBuilder b(model.getContext());
+  Operation *marker = beginBody(b, entry);
+  Location loc = model.getLoc();
+  Lowering l = makeLowering(b, loc);
+  l.setAllocationPoint(marker);
+  auto i64 = b.getI64Type();
+  ValueRange sizes = entry.sizes();
+  Value batch = arith::IndexCastOp::create(b, loc, b.getIndexType(), sizes[0]);
+  Value maxLen = arith::IndexCastOp::create(b, loc, b.getIndexType(), sizes[1]);
+  KvCacheShape shape = cacheShape();
+  Value slots =
+      arith::IndexCastOp::create(b, loc, i64, kvCacheSlots(l, shape, maxLen));
+  int64_t paramCount =
+      model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt();
+  Value words = abi::memrefFromPointer(b, loc, entry.array("kv_cache"), i64,
+                                       l.add(batch, l.index(8)));
+  // The header in one kernel (the cache is device memory on CUDA); the
+  // floats are written before they are read.
+  l.kernelName = "kv_cache_init";
+  l.parallelFor(l.index(1), [&](Value) {
+    auto c64 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 64);
+    };
+    Value values[kKvCacheFilledWord] = {
+        c64(kKvCacheMagic),
+        c64(kvCacheModelId(signature.model, shape, paramCount)),
+        sizes[0],
+        sizes[1],
+        slots,
+        c64(0),
+        c64(0),
+        c64(0)};
+    for (auto [k, v] : llvm::enumerate(values))
+      l.store(v, words, l.index(k));
+    l.forLoop(l.index(0), batch, [&](Value s) {
+      l.store(c64(0), words, l.add(s, l.index(kKvCacheFilledWord)));
+    });
+  });
+  l.kernelName.clear();
+  scf::YieldOp::create(b, loc, abi::statusConstant(b, loc, TFC_OK));
   finishEntry(entry, marker);
   return success();
 }
@@ -877,6 +1205,30 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
           failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
                      .emitWorkspaceSize(mb)))
         return signalPassFailure();
+      // Decoding: the cache's size and set-up, prefill and decode.
+      ModelLowering decoding(model, grad, vectorWidth, hostMemory, lowerings);
+      const abi::EntrySignature &entries = decoding.entries();
+      if (entries.decode) {
+        func::FuncOp prefillFn =
+            abi::lookupDecodingFunction(module, entries.model, "prefill");
+        func::FuncOp decodeFn =
+            abi::lookupDecodingFunction(module, entries.model, "decode");
+        if (failed(
+                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+                    .emitKvCacheSize(mb)) ||
+            failed(
+                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+                    .emitKvCacheInit(mb)) ||
+            failed(
+                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+                    .emitDecoding(mb, prefillFn, *entries.prefill)) ||
+            failed(
+                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+                    .emitDecoding(mb, decodeFn, *entries.decode)))
+          return signalPassFailure();
+        prefillFn.erase();
+        decodeFn.erase();
+      }
       if (grad)
         grad.erase();
       model.erase();

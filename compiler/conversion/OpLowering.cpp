@@ -30,6 +30,7 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateFlashAttentionLowerings(set);
   populateRopeLowerings(set);
   populatePaddingLowerings(set);
+  populateDecodingLowerings(set);
 }
 
 void mlir::tfc::allocateSplitHeads(Lowering &l, Value result, Value rows) {

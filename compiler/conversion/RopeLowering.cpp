@@ -45,10 +45,13 @@ struct HeadRows {
 };
 
 /// The rotation of every head (docs/abi.md, RoPE) from `in` to `out`, over
-/// `batch` x `seq` positions of `heads` heads of `headDim`.
+/// `batch` x `seq` positions of `heads` heads of `headDim`; row t of
+/// sequence b is at position offset + t, plus positions[b] when given (the
+/// flat i32 buffer of decoding's positions).
 template <typename RopeLike>
 void emitRope(RopeLike op, Lowering &l, HeadRows in, HeadRows out, Value batch,
-              Value seq, int64_t heads, int64_t headDim) {
+              Value seq, int64_t heads, int64_t headDim,
+              Value positions = Value()) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Type f64 = b.getF64Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
@@ -69,10 +72,12 @@ void emitRope(RopeLike op, Lowering &l, HeadRows in, HeadRows out, Value batch,
       return std::pair{in.rowOf(l, bIdx, t, h, headCount, seq, width),
                        out.rowOf(l, bIdx, t, h, headCount, seq, width)};
     };
+    Value at = l.add(t, l.index(op.getOffset()));
+    if (positions)
+      at = l.add(at, arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                l.load(positions, bIdx)));
     Value pos = arith::SIToFPOp::create(
-        b, loc, f64,
-        arith::IndexCastOp::create(b, loc, i64,
-                                   l.add(t, l.index(op.getOffset()))));
+        b, loc, f64, arith::IndexCastOp::create(b, loc, i64, at));
     l.forLoop(
         l.index(0), l.index(pairs), ValueRange{f64Const(1.0)},
         [&](Value i, ValueRange freq) -> SmallVector<Value> {
@@ -125,7 +130,8 @@ struct RopeLowering : ShapePreservingLowering<RopeLowering, RopeOp> {
     Buffer in = l.lookup(op.getInput()), out = l.lookup(op.getResult());
     auto type = op.getInput().getType();
     emitRope(op, l, {in.flat, false}, {out.flat, false}, in.dims[0], in.dims[2],
-             type.getDimSize(1), type.getDimSize(3));
+             type.getDimSize(1), type.getDimSize(3),
+             l.flatOf(op.getPositions()));
     return success();
   }
 };

@@ -46,6 +46,12 @@ public:
   OwningOpRef<ModuleOp> build();
 
 private:
+  /// Which function the builder is making: the model (forward, and
+  /// backward derived from it), or one of decoding's two (NAME_prefill:
+  /// prompts from position 0, writing the KV cache; NAME_decode: one token
+  /// per sequence at its position, attending over the cache).
+  enum class Mode { Forward, Prefill, Decode };
+  void buildFunction(ModuleOp module, Mode mode);
   // Types.
   RankedTensorType activations(int64_t width) {
     return RankedTensorType::get(
@@ -98,9 +104,19 @@ private:
   OpBuilder b;
   Location file;
   Location loc;
+  Mode mode = Mode::Forward;
   Value params, layer, encoder;
-  Value lengths; // [batch] with attention.key_padding.
+  Value lengths;   // [batch] with attention.key_padding, and in prefill.
+  Value positions; // [batch] in decode: each token's position.
+  Value cache;     // The KV cache in prefill and decode.
 };
+
+/// Decoding needs a causal model (a token sees only the past, which the
+/// cache holds) whose attention is all self-attention (cross-attention's
+/// keys would be the encoder's, which the entry points do not take).
+bool hasDecoding(const Spec &spec) {
+  return spec.attention.mask == MaskKind::Causal && !spec.attention.cross;
+}
 
 Value ModelBuilder::param(const ParamTensor &t, Value layerIndex) {
   auto type = RankedTensorType::get(t.shape, b.getF32Type());
@@ -164,7 +180,7 @@ Value ModelBuilder::rope(Value heads) {
       b, loc, heads, b.getF64FloatAttr(a.ropeTheta),
       b.getI64IntegerAttr(a.rotaryDim()),
       mlir::tfc::RopeStyleAttr::get(b.getContext(), style),
-      b.getI64IntegerAttr(0), UnitAttr());
+      b.getI64IntegerAttr(0), UnitAttr(), positions);
 }
 
 Value ModelBuilder::linear(Value x, const std::string &prefix, int64_t out) {
@@ -203,30 +219,51 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix) {
     q = rope(q);
     k = rope(k);
   }
-  k = shared(k);
-  Value v = shared(split(linear(z, prefix + ".wv", kvHeads * dh), kvHeads));
-  Value scores = mlir::tfc::AttentionScoresOp::create(
-      b, loc, perHead(heads, ShapedType::kDynamic), q, k);
-  scores = mlir::tfc::ScaleOp::create(b, loc, scores,
-                                      b.getF64FloatAttr(1.0 / std::sqrt(dh)));
-  if (self && spec.attention.positions == AttentionPositions::ALiBi)
-    scores = mlir::tfc::AlibiOp::create(b, loc, scores);
-  bool causal = self && spec.attention.mask == MaskKind::Causal;
+  // Prefill keeps the prompt's KV heads (rotated, before sharing), decode
+  // hands the token's to the cache.
+  Value keyHeads = k;
+  if (mode != Mode::Decode)
+    k = shared(k);
+  Value valueHeads = split(linear(z, prefix + ".wv", kvHeads * dh), kvHeads);
+  Value v = mode == Mode::Decode ? valueHeads : shared(valueHeads);
+  bool alibi = self && spec.attention.positions == AttentionPositions::ALiBi;
   // A window of max_seq keys or more hides none.
   int64_t window = self && spec.attention.slidingWindow < spec.model.maxSeq
                        ? spec.attention.slidingWindow
                        : 0;
-  // A right-padded batch hides its padding from every self-attention query.
-  Value padding = self ? lengths : Value();
-  if (causal || window || padding)
+  double scale = 1.0 / std::sqrt(dh);
+  Value context;
+  if (mode == Mode::Decode) {
+    // The new token's K/V join the cache, and its query reads all of it.
+    context = mlir::tfc::CachedAttentionOp::create(
+        b, loc, perHead(heads, dh), cache, layer, q, k, v, positions,
+        b.getF64FloatAttr(scale), b.getI64IntegerAttr(window),
+        alibi ? b.getUnitAttr() : UnitAttr());
+  } else {
+    if (mode == Mode::Prefill)
+      mlir::tfc::KvCacheFillOp::create(b, loc, cache, layer, keyHeads,
+                                       valueHeads, lengths,
+                                       b.getI64IntegerAttr(window));
+    Value scores = mlir::tfc::AttentionScoresOp::create(
+        b, loc, perHead(heads, ShapedType::kDynamic), q, k);
     scores =
-        mlir::tfc::MaskOp::create(b, loc, scores,
-                                  causal ? mlir::tfc::MaskKind::causal
-                                         : mlir::tfc::MaskKind::bidirectional,
-                                  window, padding);
-  Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
-  Value context = mlir::tfc::AttentionContextOp::create(
-      b, loc, perHead(heads, dh), probs, v);
+        mlir::tfc::ScaleOp::create(b, loc, scores, b.getF64FloatAttr(scale));
+    if (alibi)
+      scores = mlir::tfc::AlibiOp::create(b, loc, scores);
+    bool causal = self && spec.attention.mask == MaskKind::Causal;
+    // A right-padded batch hides its padding from every self-attention
+    // query.
+    Value padding = self ? lengths : Value();
+    if (causal || window || padding)
+      scores =
+          mlir::tfc::MaskOp::create(b, loc, scores,
+                                    causal ? mlir::tfc::MaskKind::causal
+                                           : mlir::tfc::MaskKind::bidirectional,
+                                    window, padding);
+    Value probs = mlir::tfc::SoftmaxOp::create(b, loc, scores);
+    context = mlir::tfc::AttentionContextOp::create(b, loc, perHead(heads, dh),
+                                                    probs, v);
+  }
   Value merged =
       mlir::tfc::MergeHeadsOp::create(b, loc, activations(heads * dh), context);
   return linear(merged, prefix + ".wo", d);
@@ -281,13 +318,14 @@ Value ModelBuilder::embed(Value tokens) {
                                            globalParam("embed.tokens"));
   switch (spec.embedding->positions) {
   case PositionKind::Learned:
-    h = mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h,
-                                          globalParam("embed.positions"),
-                                          mlir::tfc::PositionKind::learned);
+    h = mlir::tfc::AddPositionsOp::create(
+        b, loc, h.getType(), h, globalParam("embed.positions"),
+        mlir::tfc::PositionKind::learned, positions);
     break;
   case PositionKind::Sinusoidal:
     h = mlir::tfc::AddPositionsOp::create(b, loc, h.getType(), h, Value(),
-                                          mlir::tfc::PositionKind::sinusoidal);
+                                          mlir::tfc::PositionKind::sinusoidal,
+                                          positions);
     break;
   case PositionKind::None:
     break;
@@ -298,25 +336,47 @@ Value ModelBuilder::embed(Value tokens) {
 
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
+  buildFunction(*module, Mode::Forward);
+  if (hasDecoding(spec)) {
+    buildFunction(*module, Mode::Prefill);
+    buildFunction(*module, Mode::Decode);
+  }
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
+  mode = functionMode;
+  bool forward = mode == Mode::Forward;
+  b.setInsertionPointToEnd(module.getBody());
   int64_t d = spec.model.dModel;
   auto dyn = ShapedType::kDynamic;
   auto tokensType = RankedTensorType::get({dyn, dyn}, b.getI32Type());
+  auto perSequence = RankedTensorType::get({dyn}, b.getI32Type());
 
   // Signature: params, inputs in ABI order; outputs in ABI order.
   SmallVector<Type> inputs{RankedTensorType::get({dyn}, b.getF32Type())};
   SmallVector<StringRef> inputRoles{"params"};
   inputs.push_back(spec.embedding ? Type(tokensType) : activations(d));
   inputRoles.push_back(spec.embedding ? "tokens" : "x");
-  if (spec.attention.keyPadding) {
-    inputs.push_back(RankedTensorType::get({dyn}, b.getI32Type()));
+  if (mode == Mode::Prefill || (forward && spec.attention.keyPadding)) {
+    inputs.push_back(perSequence);
     inputRoles.push_back("lengths");
+  }
+  if (mode == Mode::Decode) {
+    inputs.push_back(perSequence);
+    inputRoles.push_back("positions");
+  }
+  if (!forward) {
+    inputs.push_back(RankedTensorType::get({dyn}, b.getF32Type()));
+    inputRoles.push_back("kv_cache");
   }
   if (spec.attention.cross) {
     inputs.push_back(activations(d));
     inputRoles.push_back("enc");
   }
-  bool loss = spec.head && spec.head->loss == LossKind::CrossEntropy;
+  bool loss = forward && spec.head && spec.head->loss == LossKind::CrossEntropy;
   if (loss) {
     inputs.push_back(tokensType);
     inputRoles.push_back("targets");
@@ -329,8 +389,13 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     outputRoles.push_back("loss");
   }
 
-  auto func = func::FuncOp::create(b, loc, spec.name,
-                                   b.getFunctionType(inputs, outputs));
+  // The decoding functions are lowered into NAME_prefill and NAME_decode,
+  // so their own names must differ.
+  std::string name = spec.name;
+  if (!forward)
+    name += mode == Mode::Prefill ? "__prefill" : "__decode";
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, outputs));
   auto role = [&](StringRef r) {
     return b.getDictionaryAttr(b.getNamedAttr("tfc.role", b.getStringAttr(r)));
   };
@@ -338,35 +403,54 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     func.setArgAttrs(i, role(r));
   for (auto [i, r] : llvm::enumerate(outputRoles))
     func.setResultAttrs(i, role(r));
-  func->setAttr("tfc.model", b.getStringAttr(spec.name));
-  func->setAttr("tfc.max_batch", b.getI64IntegerAttr(spec.model.maxBatch));
-  func->setAttr("tfc.max_seq", b.getI64IntegerAttr(spec.model.maxSeq));
-  func->setAttr("tfc.param_count", b.getI64IntegerAttr(layout.total));
-  func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
-  func->setAttr("tfc.linear_dtype",
-                b.getStringAttr(toString(spec.model.dtype)));
-  // The tensors of the parameter table, by name and (offset, numel): the
-  // numerical guard names d_params' elements by them.
-  SmallVector<Attribute> names;
-  SmallVector<int64_t> ranges;
-  for (const ParamTensor &t : layout.flatten()) {
-    names.push_back(b.getStringAttr(t.name));
-    ranges.push_back(t.offset);
-    ranges.push_back(t.numel());
+  if (forward) {
+    func->setAttr("tfc.model", b.getStringAttr(spec.name));
+    func->setAttr("tfc.max_batch", b.getI64IntegerAttr(spec.model.maxBatch));
+    func->setAttr("tfc.max_seq", b.getI64IntegerAttr(spec.model.maxSeq));
+    func->setAttr("tfc.param_count", b.getI64IntegerAttr(layout.total));
+    func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
+    func->setAttr("tfc.linear_dtype",
+                  b.getStringAttr(toString(spec.model.dtype)));
+    // The tensors of the parameter table, by name and (offset, numel): the
+    // numerical guard names d_params' elements by them.
+    SmallVector<Attribute> names;
+    SmallVector<int64_t> ranges;
+    for (const ParamTensor &t : layout.flatten()) {
+      names.push_back(b.getStringAttr(t.name));
+      ranges.push_back(t.offset);
+      ranges.push_back(t.numel());
+    }
+    func->setAttr("tfc.param_names", b.getArrayAttr(names));
+    func->setAttr("tfc.param_ranges", b.getDenseI64ArrayAttr(ranges));
+  } else {
+    func->setAttr("tfc.decoding_of", b.getStringAttr(spec.name));
+    func->setAttr(
+        "tfc.decoding",
+        b.getStringAttr(mode == Mode::Prefill ? "prefill" : "decode"));
+    int64_t window = spec.attention.slidingWindow < spec.model.maxSeq
+                         ? spec.attention.slidingWindow
+                         : 0;
+    func->setAttr(
+        "tfc.kv_cache_shape",
+        b.getDenseI64ArrayAttr({spec.model.depth, spec.attention.nKvHeads,
+                                spec.attention.headDim, window}));
   }
-  func->setAttr("tfc.param_names", b.getArrayAttr(names));
-  func->setAttr("tfc.param_ranges", b.getDenseI64ArrayAttr(ranges));
 
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   params = entry->getArgument(0);
   unsigned next = 1;
-  Value h = spec.embedding ? embed(entry->getArgument(next++))
-                           : entry->getArgument(next++);
-  if (spec.attention.keyPadding)
+  Value input = entry->getArgument(next++);
+  lengths = positions = cache = encoder = Value();
+  if (mode == Mode::Prefill || (forward && spec.attention.keyPadding))
     lengths = entry->getArgument(next++);
+  if (mode == Mode::Decode)
+    positions = entry->getArgument(next++);
+  if (!forward)
+    cache = entry->getArgument(next++);
   if (spec.attention.cross)
     encoder = entry->getArgument(next++);
+  Value h = spec.embedding ? embed(input) : input;
   Value targets = loss ? entry->getArgument(next++) : Value();
   // The loss of a padded batch counts the valid positions only.
   if (targets && lengths)
@@ -416,10 +500,6 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     results.push_back(h);
   }
   func::ReturnOp::create(b, loc, results);
-
-  if (failed(mlir::verify(*module)))
-    return nullptr;
-  return module;
 }
 
 } // namespace

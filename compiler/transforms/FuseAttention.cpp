@@ -117,6 +117,10 @@ struct FuseSplitHeadsRope : OpRewritePattern<RopeOp> {
 
   LogicalResult matchAndRewrite(RopeOp rope,
                                 PatternRewriter &rewriter) const override {
+    // Decoding's rotation at each sequence's position stays on its own: one
+    // row per sequence is no sweep worth saving.
+    if (rope.getPositions())
+      return rewriter.notifyMatchFailure(rope, "rotates at given positions");
     auto split = rope.getInput().getDefiningOp<SplitHeadsOp>();
     if (!split || !split->hasOneUse())
       return rewriter.notifyMatchFailure(
@@ -143,6 +147,8 @@ template <typename NormOp> struct FuseHeadNormRope : OpRewritePattern<RopeOp> {
 
   LogicalResult matchAndRewrite(RopeOp rope,
                                 PatternRewriter &rewriter) const override {
+    if (rope.getPositions())
+      return rewriter.notifyMatchFailure(rope, "rotates at given positions");
     auto norm = rope.getInput().getDefiningOp<NormOp>();
     if (!norm || !norm->hasOneUse() || norm.getGroups() != 1)
       return rewriter.notifyMatchFailure(

@@ -117,11 +117,12 @@ LogicalResult SumHeadGroupsOp::buildGradients(OpBuilder &b,
 LogicalResult RopeOp::buildGradients(OpBuilder &b, GradientContext &context) {
   // A rotation's gradient is its transpose: the rotation by minus the angle.
   if (Value dy = outputGrad(context))
-    context.addGrad(
-        getInput(),
-        RopeOp::create(b, getLoc(), dy, getThetaAttr(), getRotaryDimAttr(),
-                       getStyleAttr(), getOffsetAttr(),
-                       getInverse() ? UnitAttr() : b.getUnitAttr()));
+    context.addGrad(getInput(),
+                    RopeOp::create(b, getLoc(), dy, getThetaAttr(),
+                                   getRotaryDimAttr(), getStyleAttr(),
+                                   getOffsetAttr(),
+                                   getInverse() ? UnitAttr() : b.getUnitAttr(),
+                                   getPositions()));
   return success();
 }
 
@@ -256,6 +257,8 @@ LogicalResult AddPositionsOp::buildGradients(OpBuilder &b,
   Value dy = outputGrad(context);
   if (!dy)
     return success();
+  if (getPositions())
+    return emitOpError("has no gradient at given positions (a decoding op)");
   context.addGrad(getInput(), dy);
   if (getTable())
     context.addOperandGrad(

@@ -8,6 +8,8 @@
 //       tfc.max_seq, tfc.param_count, tfc.vocab, tfc.linear_dtype,
 //       tfc.param_names, tfc.param_ranges;
 //   on its gradient function:   tfc.backward_of and the sizes it copies;
+//   on its decoding functions:  tfc.decoding_of (the model), tfc.decoding
+//       ("prefill" or "decode"), tfc.kv_cache_shape;
 //   on both, per argument and result: tfc.role (TfcRoles.h); tfc.save on a
 //       model argument;
 //   on ops inside:              tfc.save, tfc.save_results, tfc.save_iter_arg
@@ -33,6 +35,7 @@ namespace {
 
 constexpr StringLiteral kModel = "tfc.model";
 constexpr StringLiteral kBackwardOf = "tfc.backward_of";
+constexpr StringLiteral kDecodingOf = "tfc.decoding_of";
 
 bool isCIdentifier(StringRef s) {
   return !s.empty() &&
@@ -47,7 +50,8 @@ bool isModel(Operation *op) {
 }
 bool isModelOrGradient(Operation *op) {
   return isa<FunctionOpInterface>(op) &&
-         (op->hasAttr(kModel) || op->hasAttr(kBackwardOf));
+         (op->hasAttr(kModel) || op->hasAttr(kBackwardOf) ||
+          op->hasAttr(kDecodingOf));
 }
 
 /// An integer attribute of at least `min`.
@@ -80,7 +84,8 @@ RoleRule ruleFor(StringRef role) {
       .Case("params", R{R::Argument, R::Flat})
       .Case("d_params", R{R::Both, R::Flat})
       .Cases({"tokens", "targets"}, R{R::Argument, R::TokenIds})
-      .Case("lengths", R{R::Argument, R::Lengths})
+      .Cases({"lengths", "positions"}, R{R::Argument, R::Lengths})
+      .Case("kv_cache", R{R::Argument, R::Flat})
       .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Ranked})
       .Cases({"y", "logits", "loss", "d_x", "d_enc"}, R{R::Result, R::Ranked})
       .Default(R{R::Both, R::Ranked});
@@ -129,7 +134,8 @@ LogicalResult verifyRole(FunctionOpInterface func, bool result, unsigned index,
   StringRef place = result ? "result" : "argument";
   if (!isModelOrGradient(func))
     return func.emitOpError()
-           << "tfc.role belongs on a tfc.model or tfc.backward_of function ("
+           << "tfc.role belongs on a tfc.model, tfc.backward_of or "
+              "tfc.decoding_of function ("
            << place << " " << index << ")";
   auto role = dyn_cast<StringAttr>(value);
   if (!role || !isCIdentifier(role.getValue()))
@@ -238,6 +244,46 @@ LogicalResult verifyGradient(Operation *op, Attribute value) {
   return success();
 }
 
+/// `tfc.decoding_of = "NAME"`: NAME_prefill or NAME_decode's function,
+/// (params, tokens|x, lengths|positions, kv_cache) -> logits|y, with
+/// tfc.decoding and tfc.kv_cache_shape.
+LogicalResult verifyDecoding(Operation *op, Attribute value) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitOpError("tfc.decoding_of must be on a function");
+  auto name = dyn_cast<StringAttr>(value);
+  if (!name || !isCIdentifier(name.getValue()))
+    return op->emitOpError()
+           << "tfc.decoding_of must name the model (a C identifier), not "
+           << value;
+  if (op->hasAttr(kModel) || op->hasAttr(kBackwardOf))
+    return op->emitOpError("a tfc.decoding_of function is neither a "
+                           "tfc.model nor a tfc.backward_of function");
+  auto kind = op->getAttrOfType<StringAttr>("tfc.decoding");
+  if (!kind || (kind.getValue() != "prefill" && kind.getValue() != "decode"))
+    return op->emitOpError("a tfc.decoding_of function needs tfc.decoding = "
+                           "\"prefill\" or \"decode\"");
+  auto shape = op->getAttrOfType<DenseI64ArrayAttr>("tfc.kv_cache_shape");
+  if (!shape || shape.size() != 4 || shape[0] < 1 || shape[1] < 1 ||
+      shape[2] < 1 || shape[3] < 0)
+    return op->emitOpError(
+        "a tfc.decoding_of function needs tfc.kv_cache_shape = array<i64: "
+        "depth >= 1, kv_heads >= 1, head_dim >= 1, window >= 0>");
+  if (failed(verifyRoles(func, "tfc.decoding_of")))
+    return failure();
+  for (StringRef role : {"params", "kv_cache"})
+    if (!hasArgRole(func, role))
+      return op->emitOpError()
+             << "a tfc.decoding_of function needs an argument with tfc.role "
+                "= \""
+             << role << "\"";
+  StringRef steps = kind.getValue() == "prefill" ? "lengths" : "positions";
+  if (!hasArgRole(func, steps))
+    return op->emitOpError() << "a " << kind << " function needs an argument "
+                             << "with tfc.role = \"" << steps << "\"";
+  return success();
+}
+
 /// tfc.param_names / tfc.param_ranges: the parameter table, (offset, numel)
 /// per tensor, inside tfc.param_count.
 LogicalResult verifyParamTable(Operation *op) {
@@ -296,6 +342,14 @@ LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
     return verifyModel(op, value);
   if (name == kBackwardOf)
     return verifyGradient(op, value);
+  if (name == kDecodingOf)
+    return verifyDecoding(op, value);
+  if (name == "tfc.decoding" || name == "tfc.kv_cache_shape") {
+    if (!op->hasAttr(kDecodingOf))
+      return op->emitOpError()
+             << name << " belongs on a tfc.decoding_of function";
+    return success(); // verifyDecoding checks them.
+  }
   if (name == "tfc.max_batch" || name == "tfc.max_seq")
     return verifyIntegerAtLeast(op, attr, 1, "a positive integer");
   if (name == "tfc.param_count" || name == "tfc.vocab")

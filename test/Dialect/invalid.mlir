@@ -854,7 +854,7 @@ func.func @rope_offset(%q: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // -----
 
 func.func @rope_types(%q: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'tfc.rope' op requires the same type for all operands and results}}
+  // expected-error @+1 {{'tfc.rope' op failed to verify that all of {input, result} have same type}}
   %0 = "tfc.rope"(%q) {theta = 10000.0 : f64, rotary_dim = 8 : i64, style = #tfc.rope_style<half>} : (tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
 }

@@ -298,7 +298,7 @@ func.func @typo(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {
 // -----
 
 // Roles (TfcRoles.h): C identifiers; the ABI's in their place, on their type.
-// expected-error @+1 {{'func.func' op tfc.role belongs on a tfc.model or tfc.backward_of function (argument 0)}}
+// expected-error @+1 {{'func.func' op tfc.role belongs on a tfc.model, tfc.backward_of or tfc.decoding_of function (argument 0)}}
 func.func @f(%x: tensor<?x?x8xf32> {tfc.role = "x"}) {
   return
 }

@@ -162,12 +162,14 @@ def Tfc_SumHeadGroupsOp : Tfc_Op<"sum_head_groups", [Pure, DeclareOpInterfaceMet
   let hasVerifier = 1;
 }
 
-def Tfc_RopeOp : Tfc_Op<"rope", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
+def Tfc_RopeOp : Tfc_Op<"rope", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding of q or k heads [b, h, t, dh]";
   let description = [{
     Rotates each pair of the first `rotary_dim` dims of every head by the
     angle `p * theta^(-2i / rotary_dim)` for pair `i` at position
-    `p = offset + t` (Su et al. 2021); the other dims pass through. `half`
+    `p = offset + t` (Su et al. 2021), plus `positions[b]` ([b] i32) when
+    given (decoding: each sequence's rows start at its own position); the
+    other dims pass through. `half`
     pairs dims `(i, i + rotary_dim / 2)` as Hugging Face's LLaMA does,
     `interleaved` pairs `(2i, 2i + 1)` as GPT-J does:
     `(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)`. `inverse` rotates by
@@ -178,11 +180,12 @@ def Tfc_RopeOp : Tfc_Op<"rope", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpI
   let arguments = (ins Tfc_F32Tensor:$input, F64Attr:$theta,
                        I64Attr:$rotary_dim, Tfc_RopeStyleAttr:$style,
                        DefaultValuedAttr<I64Attr, "0">:$offset,
-                       UnitAttr:$inverse);
+                       UnitAttr:$inverse,
+                       Optional<Tfc_LengthsTensor>:$positions);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
-    qualified($style) $input `theta` $theta `rotary_dim` $rotary_dim attr-dict
-    `:` type($input)
+    qualified($style) $input (`at` $positions^ `:` type($positions))?
+    `theta` $theta `rotary_dim` $rotary_dim attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
 }
@@ -363,17 +366,21 @@ def Tfc_EmbeddingOp : Tfc_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Tfc_G
   let hasVerifier = 1;
 }
 
-def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+def Tfc_AddPositionsOp : Tfc_Op<"add_positions", [Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
   let summary = "adds a position encoding to [b, s, d]";
   let description = [{
     `learned` adds rows `0..s-1` of `table` ([max_seq, d]); `sinusoidal` adds
-    sin/cos of pos / 10000^(2i/d) and takes no table.
+    sin/cos of pos / 10000^(2i/d) and takes no table. With `positions`
+    ([b] i32, decoding) row t of sequence b is at position
+    `positions[b] + t`.
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Optional<Tfc_F32Tensor>:$table,
-                       Tfc_PositionKindAttr:$kind);
+                       Tfc_PositionKindAttr:$kind,
+                       Optional<Tfc_LengthsTensor>:$positions);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
-    qualified($kind) $input (`,` $table^)? attr-dict `:` functional-type(operands, results)
+    qualified($kind) $input (`,` $table^)? (`at` $positions^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -397,5 +404,6 @@ include "tfc/Dialect/TfcLinearFusionOps.td"
 include "tfc/Dialect/TfcResidualNormOps.td"
 include "tfc/Dialect/TfcLossHeadOps.td"
 include "tfc/Dialect/TfcAttentionOps.td"
+include "tfc/Dialect/TfcDecodingOps.td"
 
 #endif // TFC_OPS_TD
