@@ -68,6 +68,9 @@ public:
   Value packedPanels() const { return panels; }
   Value totalK() const { return kTotal; }
   void emitPack(Value packed);
+  /// The tiles, reading B from the panels of `packed`, or (null) from B
+  /// itself: the matrix-vector path of a few rows, for which packing would
+  /// read and write every weight once more than the product reads it.
   void emitTiles(Value packed);
 
 private:
@@ -289,38 +292,62 @@ void MatmulEmitter::emitTiles(Value packed) {
     Value firstRow = l.mul(rowBlock, l.index(blk.rows));
     Value panelBase = l.mul(l.mul(rest, kTotal), nr);
 
-    SmallVector<Value> acc(blk.rows * blk.vectorsPerRow, zeroVector());
-    for (auto [s, segment] : llvm::enumerate(p.segments)) {
-      SmallVector<Value> aRowBase;
-      for (int64_t r = 0; r < blk.rows; ++r) {
-        Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
-        aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
+    // The MR x NR accumulators over every segment; B from the panel, or
+    // (direct) from each slot's part.
+    auto accumulate = [&](ArrayRef<Slot> direct) {
+      SmallVector<Value> acc(blk.rows * blk.vectorsPerRow, zeroVector());
+      SmallVector<Value> masks;
+      for (const Slot &slot : direct)
+        masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
+      for (auto [s, segment] : llvm::enumerate(p.segments)) {
+        SmallVector<Value> aRowBase;
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+          aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
+        }
+        acc = l.forLoop(
+            l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
+              SmallVector<Value> bv;
+              if (!packed) {
+                for (auto [v, slot] : llvm::enumerate(direct)) {
+                  const MatmulPart &part = p.parts[slot.part];
+                  Value value =
+                      loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
+                  bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
+                }
+              } else {
+                Value panelRow =
+                    l.add(panelBase, l.mul(l.add(kOffset[s], kk), nr));
+                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+                  bv.push_back(vector::LoadOp::create(
+                      b, loc, vecType, packed,
+                      ValueRange{
+                          l.add(panelRow, l.index(v * blk.vectorWidth))}));
+              }
+              Value aCol = l.mul(kk, segment.a.colStride);
+              SmallVector<Value> accOut;
+              for (int64_t r = 0; r < blk.rows; ++r) {
+                Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+                if (p.bf16Operands)
+                  a = l.roundToBf16(a);
+                Value av = vector::BroadcastOp::create(b, loc, vecType, a);
+                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+                  accOut.push_back(vector::FMAOp::create(
+                      b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
+              }
+              return accOut;
+            });
       }
-      acc = l.forLoop(
-          l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
-            Value panelRow = l.add(panelBase, l.mul(l.add(kOffset[s], kk), nr));
-            SmallVector<Value> bv;
-            for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-              bv.push_back(vector::LoadOp::create(
-                  b, loc, vecType, packed,
-                  ValueRange{l.add(panelRow, l.index(v * blk.vectorWidth))}));
-            Value aCol = l.mul(kk, segment.a.colStride);
-            SmallVector<Value> accOut;
-            for (int64_t r = 0; r < blk.rows; ++r) {
-              Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
-              if (p.bf16Operands)
-                a = l.roundToBf16(a);
-              Value av = vector::BroadcastOp::create(b, loc, vecType, a);
-              for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-                accOut.push_back(vector::FMAOp::create(
-                    b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
-            }
-            return accOut;
-          });
-    }
+      return acc;
+    };
+    SmallVector<Value> acc;
+    if (packed)
+      acc = accumulate({});
 
     // Epilogue: + bias, then store, activate or gate the rows that exist.
     forPanelSlots(panel, [&](ArrayRef<Slot> slots) {
+      if (!packed)
+        acc = accumulate(slots);
       SmallVector<Value> masks, biases;
       for (const Slot &slot : slots) {
         const MatmulPart &part = p.parts[slot.part];
@@ -404,6 +431,22 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Value packed = l.takeScratch().flat;
+  // A forward product of one row block (decoding: a row per sequence) reads
+  // B in place: the matrix-vector path.
+  if (p.parts.front().columnSums || p.packActivationGrad) {
+    emitter.emitPack(packed);
+    emitter.emitTiles(packed);
+    return;
+  }
+  OpBuilder &b = l.b;
+  Value fewRows =
+      arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::ule, p.m,
+                            l.index(Blocking(l.vectorWidth).rows));
+  auto ifFew = scf::IfOp::create(b, l.loc, fewRows, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFew.getThenRegion().front());
+  emitter.emitTiles(Value());
+  b.setInsertionPointToStart(&ifFew.getElseRegion().front());
   emitter.emitPack(packed);
   emitter.emitTiles(packed);
 }
