@@ -8,6 +8,7 @@
 
 #include "import/HfFamilies.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -326,7 +327,16 @@ void importGpt2(ConfigReader &config, const ImportOptions &options,
   std::optional<int64_t> inner = config.integer("n_inner");
   out.set("model", "d_model", W::integer(d), "n_embd", "n_embd");
   out.set("model", "n_heads", W::integer(heads), "n_head", "n_head");
-  out.set("model", "d_ff", W::integer(inner.value_or(4 * d)),
+  // transformers' default inner width; a width too large for it is
+  // refused here rather than wrapped (the spec would refuse it anyway).
+  std::optional<int64_t> fourD = llvm::checkedMul<int64_t>(4, d);
+  if (!inner && !fourD) {
+    config.fail("n_embd", "n_embd = " + std::to_string(d) +
+                              " is too large: the default n_inner, "
+                              "4 * n_embd, overflows a 64-bit integer");
+    return;
+  }
+  out.set("model", "d_ff", W::integer(inner ? *inner : *fourD),
           inner ? "n_inner" : "4 * n_embd (n_inner null)",
           inner ? "n_inner" : "n_embd");
   out.set("model", "depth", W::integer(depth), "n_layer", "n_layer");

@@ -7,7 +7,8 @@
 // accumulators (6 x 16 with VL = 8: 12 accumulators, 2 panel loads, 6
 // broadcasts, 12 FMAs per k), and an epilogue that stores each of the MR rows
 // under an scf.if (row tails); column tails use masks. Both parallel loops
-// carry the op's name as tfc.kernel.
+// carry the op's name as tfc.kernel. A forward problem of at most MR rows
+// (a decoding step) skips the packing: its one row block reads B in place.
 
 // A full panel (n = 16): plain vector loads and stores, no masks; the bias
 // is two vector loads added to every row of the tile.
@@ -21,6 +22,16 @@
 // CHECK-NOT:     memref.view
 // CHECK:         %[[W:.*]] = memref.subview %[[P]][%{{.*}}] [128] [1]
 // CHECK:         %[[B:.*]] = memref.subview %[[P]][%{{.*}}] [16] [1]
+// At most MR = 6 rows (decoding: a row per sequence) the tiles read W in
+// place, no packing; more rows take the packed path below.
+// CHECK:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:         scf.if %[[FEW]] {
+// CHECK:           scf.parallel
+// CHECK-NOT:         memref.view
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               vector.load %[[W]][%{{.*}}] : memref<128xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK:           } {tfc.kernel = "linear"}
+// CHECK-NEXT:    } else {
 // Packing: per k, two vector loads of W's row into the panel.
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK-NOT:       vector.maskedload
@@ -96,6 +107,12 @@ func.func @linear_bias(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-LABEL: func.func @linear_tail_forward(
 // CHECK:         %[[PACKED:.*]] = memref.view
 // CHECK:         %[[W:.*]] = memref.subview
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           scf.parallel
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               vector.maskedload %[[W]]
+// CHECK:           } {tfc.kernel = "linear"}
+// CHECK-NEXT:    } else {
 // CHECK:         scf.parallel
 // CHECK:           %[[M0:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK:           %[[M1:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
@@ -133,6 +150,12 @@ func.func @linear_tail(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-LABEL: func.func @linear_tied_forward(
 // CHECK:         %[[PACKED:.*]] = memref.view
 // CHECK:         %[[E:.*]] = memref.subview
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           scf.parallel
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               memref.load %[[E]]
+// CHECK:           } {tfc.kernel = "linear"}
+// CHECK-NEXT:    } else {
 // CHECK:         scf.parallel
 // CHECK:           scf.for
 // CHECK-NOT:         vector.load
