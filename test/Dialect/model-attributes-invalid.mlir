@@ -356,3 +356,76 @@ func.func @result_typo(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8
     attributes {tfc.model = "result_typo", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64} {
   return %x : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Decoding functions (tfc.decoding_of): NAME_prefill and NAME_decode.
+// expected-error @+1 {{'func.func' op tfc.decoding_of must name the model (a C identifier), not "m-1"}}
+func.func @m__prefill(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xf32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m-1", tfc.decoding = "prefill", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.decoding_of function is neither a tfc.model nor a tfc.backward_of function}}
+func.func @both(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xf32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64, tfc.decoding = "prefill", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.decoding_of function needs tfc.decoding = "prefill" or "decode"}}
+func.func @no_kind(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xf32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.decoding = "generate", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.decoding_of function needs tfc.kv_cache_shape = array<i64: depth >= 1, kv_heads >= 1, head_dim >= 1, window >= 0>}}
+func.func @bad_shape(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xf32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.decoding = "prefill", tfc.kv_cache_shape = array<i64: 2, 0, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a tfc.decoding_of function needs an argument with tfc.role = "kv_cache"}}
+func.func @no_cache(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.decoding = "prefill", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a "decode" function needs an argument with tfc.role = "positions"}}
+func.func @decode_lengths(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xf32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.decoding = "decode", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op tfc.role "kv_cache" needs a tensor<?xf32>, not 'tensor<?xi32>' (argument 3)}}
+func.func @cache_type(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"}, %n: tensor<?xi32> {tfc.role = "lengths"}, %c: tensor<?xi32> {tfc.role = "kv_cache"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.decoding_of = "m", tfc.decoding = "prefill", tfc.kv_cache_shape = array<i64: 2, 1, 8, 0>} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op tfc.decoding belongs on a tfc.decoding_of function}}
+func.func @stray_kind(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64, tfc.decoding = "prefill"} {
+  return %x : tensor<?x?x8xf32>
+}

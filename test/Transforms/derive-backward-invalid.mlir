@@ -124,3 +124,17 @@ func.func @twice(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8x
 func.func @twice_grad() {
   return
 }
+
+// -----
+
+// Positions given per sequence are decoding's (NAME_decode): no backward.
+func.func @positions_at(%params: tensor<?xf32> {tfc.role = "params"},
+                        %x: tensor<?x?x8xf32> {tfc.role = "x"},
+                        %positions: tensor<?xi32> {tfc.role = "lengths"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  // expected-error @+1 {{'tfc.add_positions' op has no gradient at given positions (a decoding op)}}
+  %y = tfc.add_positions #tfc.positions<sinusoidal> %x at %positions : (tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
