@@ -16,6 +16,8 @@ packages=(
   python3 python3-torch python3-numpy
   # Plots of the copy-task experiments.
   gnuplot-nox
+  # examples/generate's training text.
+  fortunes
   # Benchmark references only (never linked into tfc or its runtime).
   libopenblas-dev libdnnl-dev
   "$@"

@@ -24,8 +24,8 @@ std::string upper(const std::string &s) {
 }
 
 /// An entry point's parameter list as the header prints it: the context
-/// and params on the first line, then each further array, the workspace and
-/// the sizes on lines of their own.
+/// and params (or the KV cache) on the first line, then each further array,
+/// the workspace, the cache's byte count and the sizes on lines of their own.
 std::string parameterList(const abi::EntryPoint &entry) {
   if (entry.arguments.empty())
     return "void";
@@ -37,6 +37,7 @@ std::string parameterList(const abi::EntryPoint &entry) {
       bool newLine = (arg.kind == ArgumentKind::Array &&
                       previous->kind == ArgumentKind::Array) ||
                      arg.kind == ArgumentKind::Workspace ||
+                     arg.kind == ArgumentKind::CacheBytes ||
                      (arg.kind == ArgumentKind::Size &&
                       previous->kind != ArgumentKind::Size);
       list += newLine ? ",\n    " : ", ";

@@ -12,6 +12,10 @@ within --tol relative to max(1, |ref|), then the entry points' argument
 checks (harness/decode.c says which). Sliding-window specs run past the
 window, so the ring of window slots wraps.
 
+With --cuda every build targets CUDA and harness/decode.c keeps its arrays
+and the cache on the device (without a GPU: tfc-emu as --tfc and
+TFC_CUDA_DRIVER naming libtfc_cuda_emu.so, the CPU emulator of the driver).
+
 Prints one line per case and `N passed, M failed`; exits 1 on a failure.
 
   test/Numerics/decode_check.py --tfc build/bin/tfc --runtime-lib build/lib \\
@@ -84,6 +88,8 @@ def check_spec(args, work, name, toml_text, cfg, max_batch):
         f"-DTFC_UNAME={name.upper()}", HARNESS, os.path.join(d, name + ".o"),
         "-L" + args.runtime_lib, "-ltfc_runtime", "-lpthread", "-lm",
         "-o", os.path.join(d, "decode")] + args.ldflags.split()
+    if args.cuda:
+        cc += ["-DTFC_HARNESS_CUDA", "-ldl"]
     rc, out = run(cc, args.timeout)
     if rc != 0:
         return False, [f"FAIL {name}: cc exited {rc}: {out.strip()[-600:]}"]
@@ -116,10 +122,15 @@ def main(argv=None):
     ap.add_argument("--filter", metavar="REGEX", help="only specs whose name matches")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    ap.add_argument("--cuda", action="store_true",
+                    help="compile with --target=cuda and run on the GPU (or the "
+                    "emulator TFC_CUDA_DRIVER names)")
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--max-params", type=int, default=200_000_000)
     ap.add_argument("--timeout", type=int, default=600)
     args = ap.parse_args(argv)
+    if args.cuda:
+        args.tfc_arg = ["--target=cuda"] + args.tfc_arg
 
     specs = []  # (name, toml, cfg, max_batch)
     for s in all_specs():

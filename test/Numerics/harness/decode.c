@@ -8,6 +8,11 @@
  *
  *   decode <batch> <seq> [threads] [seed] [tolerance]
  *
+ * With -DTFC_HARNESS_CUDA (a spec compiled with --target=cuda; link -ldl)
+ * every array the entry points take lives on the GPU (device_mirror.h):
+ * inputs are copied there before each call and outputs back after it, the
+ * KV cache stays on the device, and `threads` is ignored.
+ *
  * Runs NAME_forward over random tokens (or inputs) [batch, seq] from
  * NAME_init(seed) parameters: the reference. Then, with a KV cache of
  * max_len = seq, NAME_prefill of ragged prompts (sequence b's first
@@ -60,7 +65,11 @@ _Static_assert(MACRO(_HAS_CROSS) == 0, "decoding has no cross-attention");
 #define OUT_WIDTH D_MODEL
 #endif
 
+#ifdef TFC_HARNESS_CUDA
+static void *rt; /* the stream: NULL, the default one */
+#else
 static tfc_runtime *rt;
+#endif
 static float *params;
 static void *workspace;
 static int64_t workspace_bytes;
@@ -72,6 +81,8 @@ static void check(int32_t status, const char *what) {
     exit(2);
   }
 }
+
+#include "device_mirror.h"
 
 static void *alloc(size_t bytes) {
   void *p = NULL;
@@ -124,16 +135,55 @@ typedef float input_t;
 #define INPUT_WIDTH D_MODEL
 #endif
 
+/* An array the entry points take: host memory with a device mirror. */
+static void *alloc_array(size_t bytes) {
+  void *p = alloc(bytes);
+  track(p, bytes);
+  return p;
+}
+
+static void free_array(void *p) {
+  untrack(p);
+  free(p);
+}
+
+/* The calls on host arrays (the cache is the device's on CUDA). */
+static int32_t prefill_with(const input_t *in, const int32_t *lengths,
+                            void *cache, float *out, void *ws, int64_t ws_bytes,
+                            int64_t batch, int64_t seq) {
+  push(in), push(lengths);
+  int32_t status = FN(_prefill)(rt, DEV(params), DEV(in), DEV(lengths),
+                                DEV(cache), DEV(out), DEV(ws), ws_bytes, batch,
+                                seq);
+  pull(out);
+  return status;
+}
+
 static int32_t prefill(const input_t *in, const int32_t *lengths, void *cache,
                        float *out, int64_t batch, int64_t seq) {
-  return FN(_prefill)(rt, params, in, lengths, cache, out, workspace,
-                      workspace_bytes, batch, seq);
+  return prefill_with(in, lengths, cache, out, workspace, workspace_bytes,
+                      batch, seq);
+}
+
+static int32_t decode_with(const input_t *in, const int32_t *positions,
+                           void *cache, float *out, void *ws, int64_t ws_bytes,
+                           int64_t batch) {
+  push(in), push(positions);
+  int32_t status = FN(_decode)(rt, DEV(params), DEV(in), DEV(positions),
+                               DEV(cache), DEV(out), DEV(ws), ws_bytes, batch);
+  pull(out);
+  return status;
 }
 
 static int32_t decode(const input_t *in, const int32_t *positions, void *cache,
                       float *out, int64_t batch) {
-  return FN(_decode)(rt, params, in, positions, cache, out, workspace,
-                     workspace_bytes, batch);
+  return decode_with(in, positions, cache, out, workspace, workspace_bytes,
+                     batch);
+}
+
+static int32_t cache_init(void *cache, int64_t bytes, int64_t batch,
+                          int64_t max_len) {
+  return FN(_kv_cache_init)(rt, DEV(cache), bytes, batch, max_len);
 }
 
 int main(int argc, char **argv) {
@@ -145,57 +195,64 @@ int main(int argc, char **argv) {
   int threads = argc > 3 ? atoi(argv[3]) : 0;
   uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
   double tol = argc > 5 ? atof(argv[5]) : 1e-5;
+#ifdef TFC_HARNESS_CUDA
+  (void)threads; /* The kernels' parallelism is the GPU's. */
+#else
   if (threads != 0)
     check(tfc_runtime_create(threads > 0 ? threads : 0, &rt), "runtime");
+#endif
 
   int64_t count = FN(_param_count)();
-  params = alloc((size_t)count * sizeof(float));
+  params = alloc_array((size_t)count * sizeof(float));
   check(FN(_init)(params, seed), "init");
+  push(params);
   workspace_bytes = FN(_workspace_size)(batch, seq);
   if (workspace_bytes < 0) {
     fprintf(stderr, "decode: sizes out of range\n");
     return 1;
   }
-  workspace = alloc((size_t)workspace_bytes);
+  workspace = alloc_array((size_t)workspace_bytes);
 
   /* The reference: forward over the whole sequences. */
   int64_t rows = batch * seq;
-  input_t *in = alloc((size_t)(rows * INPUT_WIDTH) * sizeof(input_t));
+  input_t *in = alloc_array((size_t)(rows * INPUT_WIDTH) * sizeof(input_t));
   for (int64_t i = 0; i < rows * INPUT_WIDTH; ++i)
 #if HAS_EMBEDDING
     in[i] = (int32_t)(next_random() % (uint64_t)VOCAB);
 #else
     in[i] = uniform();
 #endif
-  float *ref = alloc((size_t)(rows * OUT_WIDTH) * sizeof(float));
-  int32_t *full = alloc((size_t)batch * sizeof(int32_t));
+  float *ref = alloc_array((size_t)(rows * OUT_WIDTH) * sizeof(float));
+  int32_t *full = alloc_array((size_t)batch * sizeof(int32_t));
   for (int64_t b = 0; b < batch; ++b)
     full[b] = (int32_t)seq;
 #if HAS_LOSS
-  float loss;
+  float *loss = alloc_array(sizeof(float));
 #endif
-  check(FN(_forward)(rt, params, in,
+  push(in), push(full);
+  check(FN(_forward)(rt, DEV(params), DEV(in),
 #if HAS_KEY_PADDING
-                     full,
+                     DEV(full),
 #endif
 #if HAS_LOSS
-                     in,
+                     DEV(in),
 #endif
-                     ref,
+                     DEV(ref),
 #if HAS_LOSS
-                     &loss,
+                     DEV(loss),
 #endif
-                     workspace, workspace_bytes, batch, seq),
+                     DEV(workspace), workspace_bytes, batch, seq),
         "forward");
+  pull(ref);
 
   /* Prefill of ragged prompts, right-padded (the padding's tokens are
    * another sequence's: prefill must not read them). */
   int64_t cache_bytes = FN(_kv_cache_size)(batch, seq);
-  void *cache = alloc((size_t)cache_bytes);
+  void *cache = alloc_array((size_t)cache_bytes);
   memset(cache, 0xA5, (size_t)cache_bytes);
-  check(FN(_kv_cache_init)(rt, cache, cache_bytes, batch, seq),
-        "kv_cache_init");
-  int32_t *lengths = alloc((size_t)batch * sizeof(int32_t));
+  push(cache);
+  check(cache_init(cache, cache_bytes, batch, seq), "kv_cache_init");
+  int32_t *lengths = alloc_array((size_t)batch * sizeof(int32_t));
   int64_t longest = 0;
   for (int64_t b = 0; b < batch; ++b) {
     lengths[b] = (int32_t)(1 + (3 * b + seq / 3) % seq);
@@ -203,7 +260,7 @@ int main(int argc, char **argv) {
       longest = lengths[b];
   }
   input_t *prompt =
-      alloc((size_t)(batch * longest * INPUT_WIDTH) * sizeof(input_t));
+      alloc_array((size_t)(batch * longest * INPUT_WIDTH) * sizeof(input_t));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < longest; ++t)
       for (int64_t k = 0; k < INPUT_WIDTH; ++k)
@@ -211,7 +268,8 @@ int main(int argc, char **argv) {
             in[(((t < lengths[b] ? b : b + 1) % batch) * seq + t) *
                    INPUT_WIDTH +
                k];
-  float *out = alloc((size_t)(batch * longest * OUT_WIDTH) * sizeof(float));
+  float *out =
+      alloc_array((size_t)(batch * longest * OUT_WIDTH) * sizeof(float));
   check(prefill(prompt, lengths, cache, out, batch, longest), "prefill");
   double worst_prefill = 0.0, worst_decode = 0.0;
   for (int64_t b = 0; b < batch; ++b)
@@ -223,9 +281,9 @@ int main(int argc, char **argv) {
     }
 
   /* Decode the rest, each sequence at its own position. */
-  int32_t *positions = alloc((size_t)batch * sizeof(int32_t));
-  input_t *step = alloc((size_t)(batch * INPUT_WIDTH) * sizeof(input_t));
-  float *logits = alloc((size_t)(batch * OUT_WIDTH) * sizeof(float));
+  int32_t *positions = alloc_array((size_t)batch * sizeof(int32_t));
+  input_t *step = alloc_array((size_t)(batch * INPUT_WIDTH) * sizeof(input_t));
+  float *logits = alloc_array((size_t)(batch * OUT_WIDTH) * sizeof(float));
   for (int64_t b = 0; b < batch; ++b)
     positions[b] = lengths[b];
   int64_t calls = 0;
@@ -281,36 +339,36 @@ int main(int argc, char **argv) {
   if (seq < MACRO(_MAX_SEQ)) {
     int64_t longer = seq + 1;
     int64_t more = FN(_workspace_size)(batch, longer);
-    void *ws = alloc((size_t)more);
+    void *ws = alloc_array((size_t)more);
     input_t *pr =
-        alloc((size_t)(batch * longer * INPUT_WIDTH) * sizeof(input_t));
+        alloc_array((size_t)(batch * longer * INPUT_WIDTH) * sizeof(input_t));
     memset(pr, 0, (size_t)(batch * longer * INPUT_WIDTH) * sizeof(input_t));
-    float *o = alloc((size_t)(batch * longer * OUT_WIDTH) * sizeof(float));
+    float *o = alloc_array((size_t)(batch * longer * OUT_WIDTH) * sizeof(float));
     snprintf(want, sizeof want,
              "seq = %lld is more than kv_cache's max_len = %lld",
              (long long)longer, (long long)seq);
-    expect(FN(_prefill)(rt, params, pr, lengths, cache, o, ws, more, batch,
-                        longer),
+    expect(prefill_with(pr, lengths, cache, o, ws, more, batch, longer),
            TFC_ERR_BAD_ARGUMENT, want, "seq past max_len");
-    free(ws), free(pr), free(o);
+    free_array(ws), free_array(pr), free_array(o);
   }
   if (batch < MACRO(_MAX_BATCH)) {
     int64_t more = FN(_workspace_size)(batch + 1, seq);
-    void *ws = alloc((size_t)more);
-    int32_t *pos = alloc((size_t)(batch + 1) * sizeof(int32_t));
-    input_t *st = alloc((size_t)((batch + 1) * INPUT_WIDTH) * sizeof(input_t));
+    void *ws = alloc_array((size_t)more);
+    int32_t *pos = alloc_array((size_t)(batch + 1) * sizeof(int32_t));
+    input_t *st =
+        alloc_array((size_t)((batch + 1) * INPUT_WIDTH) * sizeof(input_t));
     memset(pos, 0, (size_t)(batch + 1) * sizeof(int32_t));
     memset(st, 0, (size_t)((batch + 1) * INPUT_WIDTH) * sizeof(input_t));
-    float *lg = alloc((size_t)((batch + 1) * OUT_WIDTH) * sizeof(float));
+    float *lg = alloc_array((size_t)((batch + 1) * OUT_WIDTH) * sizeof(float));
     snprintf(want, sizeof want,
              "batch = %lld is more than the %lld sequences kv_cache holds",
              (long long)(batch + 1), (long long)batch);
-    expect(FN(_decode)(rt, params, st, pos, cache, lg, ws, more, batch + 1),
+    expect(decode_with(st, pos, cache, lg, ws, more, batch + 1),
            TFC_ERR_BAD_ARGUMENT, want, "a larger batch");
-    free(ws), free(pos), free(st), free(lg);
+    free_array(ws), free_array(pos), free_array(st), free_array(lg);
   }
   /* A fresh cache holds nothing: position 1 reads an unwritten slot. */
-  check(FN(_kv_cache_init)(rt, cache, cache_bytes, batch, seq), "re-init");
+  check(cache_init(cache, cache_bytes, batch, seq), "re-init");
   for (int64_t b = 0; b < batch; ++b)
     positions[b] = 0;
   positions[batch - 1] = 1;
@@ -319,11 +377,12 @@ int main(int argc, char **argv) {
   expect(decode(step, positions, cache, logits, batch), TFC_ERR_BAD_ARGUMENT,
          want, "a position the cache does not hold");
   memset(cache, 0, 64);
+  push(cache);
   expect(decode(step, positions, cache, logits, batch), TFC_ERR_BAD_ARGUMENT,
          "kv_cache is not set up by", "an unset cache");
-  expect(FN(_kv_cache_init)(rt, cache, cache_bytes - 1, batch, seq),
+  expect(cache_init(cache, cache_bytes - 1, batch, seq),
          TFC_ERR_BAD_ARGUMENT, "kv_cache_bytes = ", "a small cache");
-  expect(FN(_kv_cache_init)(rt, cache, cache_bytes, batch, MACRO(_MAX_SEQ) + 1),
+  expect(cache_init(cache, cache_bytes, batch, MACRO(_MAX_SEQ) + 1),
          TFC_ERR_BAD_SHAPE, "max_len = ", "max_len past max_seq");
   if (FN(_kv_cache_size)(0, seq) != -1 || FN(_kv_cache_size)(batch, 0) != -1) {
     fprintf(stderr, "decode: kv_cache_size accepts a size of 0\n");
@@ -334,9 +393,13 @@ int main(int argc, char **argv) {
          "%.3g, decode error %.3g (tolerance %g)\n",
          STR(TFC_NAME), (long long)batch, (long long)seq, (long long)calls,
          worst_prefill, worst_decode, tol);
+  free_mirrors();
   free(params), free(workspace), free(in), free(ref), free(full), free(cache);
   free(lengths), free(prompt), free(out), free(positions), free(step);
   free(logits);
+#if HAS_LOSS
+  free(loss);
+#endif
   if (rt)
     tfc_runtime_destroy(rt);
   return 0;

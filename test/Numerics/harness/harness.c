@@ -169,64 +169,7 @@ static void write_header_info(void) {
   fclose(f);
 }
 
-#ifdef TFC_HARNESS_CUDA
-/* Device mirrors of the host arrays: DEV(host) is the host array's device
- * copy (NULL for NULL), push / pull copy one way or the other. */
-typedef struct {
-  const void *host;
-  void *device;
-  size_t bytes;
-} mirror;
-static mirror mirrors[16];
-static int n_mirrors;
-
-static void track(const void *host, size_t bytes) {
-  if (!host)
-    return;
-  if (n_mirrors == (int)(sizeof mirrors / sizeof mirrors[0]))
-    die("too many device mirrors", "");
-  mirror *m = &mirrors[n_mirrors++];
-  m->host = host;
-  m->bytes = bytes;
-  check(tfc_cuda_malloc(&m->device, bytes > 0 ? bytes : 1), "tfc_cuda_malloc");
-}
-
-static mirror *find(const void *host) {
-  for (int i = 0; i < n_mirrors; ++i)
-    if (mirrors[i].host == host)
-      return &mirrors[i];
-  die("no device mirror for an array", "");
-  return NULL;
-}
-
-#define DEV(host) ((host) ? find(host)->device : NULL)
-
-static void push(const void *host) {
-  if (host) {
-    mirror *m = find(host);
-    check(tfc_cuda_memcpy_to_device(m->device, host, m->bytes), "to device");
-  }
-}
-
-static void pull(void *host) {
-  if (host) {
-    mirror *m = find(host);
-    check(tfc_cuda_memcpy_to_host(host, m->device, m->bytes), "to host");
-  }
-}
-
-static void free_mirrors(void) {
-  for (int i = 0; i < n_mirrors; ++i)
-    tfc_cuda_free(mirrors[i].device);
-  n_mirrors = 0;
-}
-#else
-static void track(const void *host, size_t bytes) { (void)host, (void)bytes; }
-#define DEV(host) (host)
-static void push(const void *host) { (void)host; }
-static void pull(void *host) { (void)host; }
-static void free_mirrors(void) {}
-#endif
+#include "device_mirror.h"
 
 /* The model's arrays, shared by the forward and backward calls below. */
 static tfc_runtime *rt;
