@@ -173,6 +173,7 @@ int main(int argc, char **argv) {
     last = logits;
   }
   fputc('\n', stdout);
+  fflush(stdout);
   fprintf(stderr,
           "generate: prefill %lld tokens in %.1f ms; decode %lld tokens in "
           "%.1f ms: %.0f tokens/s (%d threads)\n",

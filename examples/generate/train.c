@@ -11,7 +11,9 @@
  * CHECKPOINT (tfc_checkpoint_save: atomic, so stopping the program at any
  * moment loses at most the steps since the last save). When CHECKPOINT
  * exists, training resumes from it up to STEPS in total: the same bits as
- * a run that never stopped. Prints "step,lr,loss,bits_per_byte" lines. */
+ * a run that never stopped, or, with a larger STEPS than the checkpoint's
+ * run, a longer cosine from there on. Prints "step,lr,loss,bits_per_byte"
+ * lines. */
 #include "byte_lm.h"
 #include "tfc/checkpoint.h"
 
@@ -137,12 +139,19 @@ int main(int argc, char **argv) {
   state.rng_bytes = sizeof data_seed;
 
   if (access(checkpoint, F_OK) == 0) {
-    /* The schedule must be the file's (a different STEPS is another run). */
+    /* The file's optimizer and schedule, adopted: with the same STEPS the
+     * run continues bit for bit; with more, the cosine is stretched to end
+     * at the new STEPS from here on. */
     check(tfc_checkpoint_load(checkpoint, &model, params, adam_m, adam_v,
-                              &state, 0),
+                              &state, TFC_CHECKPOINT_ADOPT_CONFIG),
           "resume");
     fprintf(stderr, "train: resumed %s at step %lld of %lld\n", checkpoint,
             (long long)state.step, (long long)steps);
+    if (state.schedule.total_steps != steps) {
+      fprintf(stderr, "train: the schedule now ends at step %lld, not %lld\n",
+              (long long)steps, (long long)state.schedule.total_steps);
+      state.schedule.total_steps = steps;
+    }
   } else {
     check(byte_lm_init(params, seed), "init");
     check(tfc_adam_state_init(adam_m, adam_v, n), "adam state");
