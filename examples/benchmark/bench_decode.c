@@ -100,8 +100,8 @@ int main(int argc, char **argv) {
       position = 0;
     for (int i = 0; i < iterations + 2; ++i) {
       double t0 = now_ms();
-      check(FN(_decode)(rt, params, &tokens[position], &position, cache,
-                        logits, ws, ws_bytes, 1),
+      check(FN(_decode)(rt, params, &tokens[position], &position, cache, logits,
+                        ws, ws_bytes, 1),
             "decode");
       if (i >= 2)
         t[i - 2] = now_ms() - t0; /* two warm-up calls */

@@ -136,8 +136,7 @@ int main(int argc, char **argv) {
   float *logits = malloc(sizeof(float) * kMaxLen * kVocab);
   if (cache_bytes < 0 || ws_bytes < 0 || !cache || !ws || !text || !logits)
     return 1;
-  check(byte_lm_kv_cache_init(rt, cache, cache_bytes, 1, kMaxLen),
-        "kv cache");
+  check(byte_lm_kv_cache_init(rt, cache, cache_bytes, 1, kMaxLen), "kv cache");
 
   for (int64_t i = 0; i < prompt_len; ++i)
     text[i] = (unsigned char)prompt[i];

@@ -82,7 +82,9 @@ static inline void free_mirrors(void) {
   n_mirrors = 0;
 }
 #else
-static inline void track(const void *host, size_t bytes) { (void)host, (void)bytes; }
+static inline void track(const void *host, size_t bytes) {
+  (void)host, (void)bytes;
+}
 #define DEV(host) (host)
 static inline void push(const void *host) { (void)host; }
 static inline void pull(void *host) { (void)host; }
