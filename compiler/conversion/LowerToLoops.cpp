@@ -120,6 +120,9 @@ private:
   SmallVector<Value> shapeForRole(Lowering &l, StringRef role, Type type);
   /// A user array of `role`'s shape (Emit mode), or its dims only.
   Buffer userBuffer(Lowering &l, Value ptr, StringRef role, Type type);
+  /// fn's results as `entry`'s output arrays (null: their dims only).
+  SmallVector<Buffer> resultBuffers(Lowering &l, abi::EntryPointBuilder *entry,
+                                    func::FuncOp fn);
 
   /// Forward's plan, shared by NAME_forward, NAME_backward (which needs
   /// forward's saved slots, and puts its own buffers after forward's) and
@@ -239,6 +242,19 @@ Buffer ModelLowering::userBuffer(Lowering &l, Value ptr, StringRef role,
   return buffer;
 }
 
+SmallVector<Buffer> ModelLowering::resultBuffers(Lowering &l,
+                                                 abi::EntryPointBuilder *entry,
+                                                 func::FuncOp fn) {
+  SmallVector<Buffer> outputs;
+  for (auto [i, role] : llvm::enumerate(Interface(fn).resultRoles))
+    outputs.push_back(userBuffer(
+        l,
+        entry ? entry->array({abi::ArraySource::Result, unsigned(i)})
+              : Value(),
+        role, fn.getResultTypes()[i]));
+  return outputs;
+}
+
 Operation *ModelLowering::beginBody(OpBuilder &b,
                                     abi::EntryPointBuilder &entry) {
   b.setInsertionPointToStart(entry.validBlock());
@@ -332,10 +348,7 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
     if (iface.argRoles[i] == "lengths")
       lengths = inputs.back().flat;
   }
-  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(
-        userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
-                   role, model.getResultTypes()[i]));
+  outputs = resultBuffers(l, &entry, model);
   // The plan: the argument checks' words, then forward's buffers.
   ArgumentCheckWords words = allocateArgumentChecks(l, model);
   if (failed(planForward(l, model, inputs, outputs)))
@@ -430,8 +443,7 @@ LogicalResult ModelLowering::planForwardOnly(Lowering &l, func::FuncOp fn,
     else if (role != "params")
       inputs.push_back(
           userBuffer(l, Value(), role, fn.getArgument(i).getType()));
-  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(userBuffer(l, Value(), role, fn.getResultTypes()[i]));
+  outputs = resultBuffers(l, nullptr, fn);
   ArgumentCheckWords planned = allocateArgumentChecks(l, fn);
   if (words)
     *words = planned;
@@ -824,10 +836,7 @@ LogicalResult ModelLowering::emitDecoding(OpBuilder &mb, func::FuncOp fn,
     if (role == "lengths" || role == "positions")
       steps = inputs.back().flat;
   }
-  for (auto [i, role] : llvm::enumerate(iface.resultRoles))
-    outputs.push_back(
-        userBuffer(l, entry.array({abi::ArraySource::Result, unsigned(i)}),
-                   role, fn.getResultTypes()[i]));
+  outputs = resultBuffers(l, &entry, fn);
   ArgumentCheckWords words = allocateArgumentChecks(l, fn);
   if (failed(planForward(l, fn, inputs, outputs)))
     return failure();
