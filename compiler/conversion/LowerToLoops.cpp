@@ -249,8 +249,7 @@ SmallVector<Buffer> ModelLowering::resultBuffers(Lowering &l,
   for (auto [i, role] : llvm::enumerate(Interface(fn).resultRoles))
     outputs.push_back(userBuffer(
         l,
-        entry ? entry->array({abi::ArraySource::Result, unsigned(i)})
-              : Value(),
+        entry ? entry->array({abi::ArraySource::Result, unsigned(i)}) : Value(),
         role, fn.getResultTypes()[i]));
   return outputs;
 }
