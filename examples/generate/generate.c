@@ -16,25 +16,15 @@
 #include "byte_lm.h"
 #include "tfc/checkpoint.h"
 
+#define EXAMPLE_NAME "generate"
+#include "example_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { kMaxLen = BYTE_LM_MAX_SEQ, kVocab = BYTE_LM_VOCAB };
-
-static void check(int32_t status, const char *what) {
-  if (status != TFC_OK) {
-    fprintf(stderr, "generate: %s: %s\n", what, tfc_last_error());
-    exit(1);
-  }
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* A byte as the terminal should see it: text and whitespace as they are,
  * other control bytes as '?'. */

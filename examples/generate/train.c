@@ -17,6 +17,9 @@
 #include "byte_lm.h"
 #include "tfc/checkpoint.h"
 
+#define EXAMPLE_NAME "train"
+#include "example_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +28,6 @@
 #include <unistd.h>
 
 enum { kSeq = BYTE_LM_MAX_SEQ, kVocab = BYTE_LM_VOCAB, kSaveEvery = 100 };
-
-static void check(int32_t status, const char *what) {
-  if (status != TFC_OK) {
-    fprintf(stderr, "train: %s: %s\n", what, tfc_last_error());
-    exit(1);
-  }
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* splitmix64: the window offsets, a pure function of (seed, step, b). */
 static uint64_t mix(uint64_t x) {

@@ -23,10 +23,11 @@
  * and every decoded token's outputs must equal forward's at that position
  * within `tolerance` (default 1e-5) relative to max(1, |ref|).
  *
- * Then the argument checks: an unset cache, another batch, positions past
- * what the cache holds, seq past max_len, a NULL cache, a cache too small
- * for NAME_kv_cache_init, each with its status and message, and that
- * a refused call leaves the cache's contents usable.
+ * Then the argument checks: an unset cache, another model's, a misaligned
+ * one, another batch, positions past what the cache holds, seq past
+ * max_len, a NULL cache, a cache too small for NAME_kv_cache_init, each
+ * with its status and message, and that a refused call leaves the cache's
+ * contents usable.
  *
  * Prints "decode ok: ..." with the worst error; exits 2 on a mismatch.
  *
@@ -152,9 +153,9 @@ static int32_t prefill_with(const input_t *in, const int32_t *lengths,
                             void *cache, float *out, void *ws, int64_t ws_bytes,
                             int64_t batch, int64_t seq) {
   push(in), push(lengths);
-  int32_t status = FN(_prefill)(rt, DEV(params), DEV(in), DEV(lengths),
-                                DEV(cache), DEV(out), DEV(ws), ws_bytes, batch,
-                                seq);
+  int32_t status =
+      FN(_prefill)(rt, DEV(params), DEV(in), DEV(lengths), DEV(cache), DEV(out),
+                   DEV(ws), ws_bytes, batch, seq);
   pull(out);
   return status;
 }
@@ -343,7 +344,8 @@ int main(int argc, char **argv) {
     input_t *pr =
         alloc_array((size_t)(batch * longer * INPUT_WIDTH) * sizeof(input_t));
     memset(pr, 0, (size_t)(batch * longer * INPUT_WIDTH) * sizeof(input_t));
-    float *o = alloc_array((size_t)(batch * longer * OUT_WIDTH) * sizeof(float));
+    float *o =
+        alloc_array((size_t)(batch * longer * OUT_WIDTH) * sizeof(float));
     snprintf(want, sizeof want,
              "seq = %lld is more than kv_cache's max_len = %lld",
              (long long)longer, (long long)seq);
@@ -376,12 +378,26 @@ int main(int argc, char **argv) {
            (long long)(batch - 1));
   expect(decode(step, positions, cache, logits, batch), TFC_ERR_BAD_ARGUMENT,
          want, "a position the cache does not hold");
+  /* A cache of another model (its id word changed), then a misaligned one:
+   * refused before anything is read. */
+  pull(cache);
+  int64_t *words = (int64_t *)cache, id = words[1];
+  words[1] = id ^ 1;
+  push(cache);
+  expect(decode(step, positions, cache, logits, batch), TFC_ERR_BAD_ARGUMENT,
+         "kv_cache was set up for another model", "another model's cache");
+  words[1] = id;
+  push(cache);
+  expect(FN(_decode)(rt, DEV(params), DEV(step), DEV(positions),
+                     (char *)DEV(cache) + 8, DEV(logits), DEV(workspace),
+                     workspace_bytes, batch),
+         TFC_ERR_BAD_ARGUMENT, "is not 64-byte aligned", "a misaligned cache");
   memset(cache, 0, 64);
   push(cache);
   expect(decode(step, positions, cache, logits, batch), TFC_ERR_BAD_ARGUMENT,
          "kv_cache is not set up by", "an unset cache");
-  expect(cache_init(cache, cache_bytes - 1, batch, seq),
-         TFC_ERR_BAD_ARGUMENT, "kv_cache_bytes = ", "a small cache");
+  expect(cache_init(cache, cache_bytes - 1, batch, seq), TFC_ERR_BAD_ARGUMENT,
+         "kv_cache_bytes = ", "a small cache");
   expect(cache_init(cache, cache_bytes, batch, MACRO(_MAX_SEQ) + 1),
          TFC_ERR_BAD_SHAPE, "max_len = ", "max_len past max_seq");
   if (FN(_kv_cache_size)(0, seq) != -1 || FN(_kv_cache_size)(batch, 0) != -1) {
