@@ -34,7 +34,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.tfc_obj_root, "bin"), config.llvm_tools_dir]
 # `tfc` must not be substituted inside `--emit=tfc`: '=' may not precede it.
 llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt",
-                                    "tfc-emu"],
+                                    "tfc-emu", "tfc-train"],
                                    tool_dirs)
 
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).

@@ -3,6 +3,7 @@
 #include "abi/EntrySignature.h"
 
 #include "tfc/Dialect/TfcRoles.h"
+#include "tfc/runtime.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -40,24 +41,39 @@ std::string roleComment(StringRef role, ShapedType type) {
   return type.getRank() ? shape + "]" : "1 element";
 }
 
+/// The dimensions of an array of `role`: the first dynamic one is the
+/// batch, later ones the sequence (the encoder's for enc and d_enc).
+SmallVector<int64_t, 4> symbolicShape(StringRef role, ShapedType type) {
+  SmallVector<int64_t, 4> shape;
+  bool encoder = role == "enc" || role == "d_enc";
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    shape.push_back(!type.isDynamicDim(i) ? type.getDimSize(i)
+                    : i == 0              ? int64_t(TFC_DIM_BATCH)
+                    : encoder             ? int64_t(TFC_DIM_ENC_SEQ)
+                                          : int64_t(TFC_DIM_SEQ));
+  return shape;
+}
+
 EntryArgument array(StringRef role, Type type, bool written,
                     std::optional<ArraySource> source) {
   auto shaped = cast<ShapedType>(type);
   Type element = shaped.getElementType();
   std::string cElement = element.isInteger(32) ? "int32_t" : "float";
-  return {ArgumentKind::Array,
-          role.str(),
-          (written ? "" : "const ") + cElement + " *",
-          roleComment(role, shaped),
-          element,
-          written,
-          source};
+  EntryArgument arg{ArgumentKind::Array,
+                    role.str(),
+                    (written ? "" : "const ") + cElement + " *",
+                    roleComment(role, shaped),
+                    element,
+                    written,
+                    source};
+  arg.shape = symbolicShape(role, shaped);
+  return arg;
 }
 
 EntryArgument scalar(ArgumentKind kind, StringRef name, StringRef cType,
                      StringRef comment = "") {
-  return {kind,   name.str(), cType.str(), comment.str(),
-          Type(), false,      std::nullopt};
+  return {kind,   name.str(), cType.str(),  comment.str(),
+          Type(), false,      std::nullopt, {}};
 }
 
 /// batch, seq [, enc_seq]: the run-time sizes.
@@ -102,12 +118,14 @@ void appendDecodingArrays(SmallVectorImpl<EntryArgument> &args, func::FuncOp fn,
     if (role == "kv_cache") {
       arg.cType = "void *";
       arg.comment = "set up by " + model + "_kv_cache_init";
+      arg.shape.clear(); // Bytes the model lays out.
     } else if (role == "positions") {
       arg.comment = "[batch]: tokens[b]'s position, <= what the cache holds";
     } else if (role == "lengths") {
       arg.comment = "[batch], each in [1, seq]: the prompts' lengths";
     } else if (decode && (role == "tokens" || role == "x")) {
       arg.comment = role == "tokens" ? "[batch]" : "[batch, d_model]";
+      arg.shape.erase(arg.shape.begin() + 1); // One position per sequence.
     }
     args.push_back(std::move(arg));
   }
@@ -115,8 +133,10 @@ void appendDecodingArrays(SmallVectorImpl<EntryArgument> &args, func::FuncOp fn,
     StringRef role = mlir::tfc::getResultRole(fn, i);
     EntryArgument arg =
         array(role, fn.getResultTypes()[i], /*written=*/true, resultSource(i));
-    if (decode)
+    if (decode) {
       arg.comment = role == "logits" ? "[batch, vocab]" : "[batch, d_model]";
+      arg.shape.erase(arg.shape.begin() + 1);
+    }
     args.push_back(std::move(arg));
   }
 }
@@ -147,7 +167,8 @@ void describeDecoding(EntrySignature &s, func::FuncOp model) {
                          "64-byte aligned",
                          Float32Type::get(model.getContext()),
                          /*written=*/false,
-                         std::nullopt};
+                         std::nullopt,
+                         {}};
   // The context too: the header is written by a kernel on CUDA.
   s.kvCacheInit->arguments.push_back(context(s.cuda));
   s.kvCacheInit->arguments.push_back(cache);

@@ -74,6 +74,10 @@ struct EntryArgument {
   mlir::Type elementType;
   bool written = false;
   std::optional<ArraySource> source;
+  /// Arrays: the dimensions, fixed (>= 0) or the call's sizes
+  /// (TFC_DIM_BATCH, TFC_DIM_SEQ, TFC_DIM_ENC_SEQ of tfc/runtime.h), as the
+  /// model descriptor states them; empty for one element and the KV cache.
+  llvm::SmallVector<int64_t, 4> shape;
 
   /// `const int32_t *tokens`: the C declaration without the comment.
   std::string declaration() const;

@@ -56,11 +56,9 @@ std::string prototype(const abi::EntryPoint &entry) {
          ")";
 }
 
-/// 64-bit FNV-1a of the resolved spec (printSpec, so whitespace, comments and
-/// defaults spelled out or not give the same value) without its [target]:
-/// where a model runs does not change its parameters, so a checkpoint moves
-/// between CPU and CUDA builds of one spec.
-uint64_t specHash(const Spec &spec) {
+} // namespace
+
+uint64_t tfc::specHash(const Spec &spec) {
   Spec model = spec;
   model.target = TargetSpec();
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -70,8 +68,6 @@ uint64_t specHash(const Spec &spec) {
   }
   return h;
 }
-
-} // namespace
 
 std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
                             const abi::EntrySignature &entries) {
@@ -203,6 +199,9 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
   } else {
     os << "#define " << up << "_HAS_DECODING 0\n\n";
   }
+  os << "/* The model as data, for generic drivers (tfc/runtime.h, \"Model "
+        "descriptor\"). */\n"
+     << "const tfc_model *" << name << "_model(void);\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }

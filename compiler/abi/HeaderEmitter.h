@@ -11,6 +11,13 @@
 
 namespace tfc {
 
+/// 64-bit FNV-1a of the resolved spec (printSpec, so whitespace, comments and
+/// defaults spelled out or not give the same value) without its [target]:
+/// where a model runs does not change its parameters, so a checkpoint moves
+/// between CPU and CUDA builds of one spec. NAME_SPEC_HASH and the model
+/// descriptor's spec_hash.
+uint64_t specHash(const spec::Spec &spec);
+
 /// `NAME.h`: sizes as macros, the parameter table, and the prototypes of
 /// the generated functions `entries` describes (docs/abi.md); on CUDA
 /// (`entries.cuda`) they take a stream instead of the runtime handle and

@@ -19,6 +19,12 @@ SourcePos SpecSources::at(const std::string &dotted) const {
   }
 }
 
+SourcePos posOf(const toml::source_region &region) {
+  if (region.begin.line == 0)
+    return SourcePos{};
+  return SourcePos{region.begin.line, region.begin.column};
+}
+
 Diagnostic makeDiag(const std::string &path, SourcePos pos,
                     std::string message) {
   Diagnostic diag;

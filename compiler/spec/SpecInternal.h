@@ -14,6 +14,8 @@
 
 #include "spec/Spec.h"
 
+#include <toml++/toml.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +38,9 @@ struct SpecSources {
   /// section header, or 1:1 without one.
   SourcePos at(const std::string &dotted) const;
 };
+
+/// Where TOML++ says a node or error is (1:1 when it does not know).
+SourcePos posOf(const toml::source_region &region);
 
 /// Builds a diagnostic for `path` at `pos`.
 Diagnostic makeDiag(const std::string &path, SourcePos pos,

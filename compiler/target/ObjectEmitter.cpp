@@ -61,8 +61,8 @@ int64_t tfc::vectorWidthOf(const llvm::TargetMachine &machine) {
 }
 
 std::unique_ptr<llvm::Module>
-tfc::translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
-                          llvm::TargetMachine &machine) {
+tfc::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                       llvm::TargetMachine &machine) {
   mlir::registerBuiltinDialectTranslation(*module.getContext());
   mlir::registerLLVMDialectTranslation(*module.getContext());
   std::unique_ptr<llvm::Module> llvmModule =
@@ -71,7 +71,10 @@ tfc::translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
     return nullptr;
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
+  return llvmModule;
+}
 
+void tfc::optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -84,8 +87,7 @@ tfc::translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm =
       pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*llvmModule, mam);
-  return llvmModule;
+  mpm.run(module, mam);
 }
 
 bool tfc::emitCode(llvm::Module &module, llvm::TargetMachine &machine,

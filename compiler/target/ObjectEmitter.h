@@ -26,11 +26,14 @@ createHostTargetMachine(const HostTarget &target, std::string &error);
 /// f32 lanes of the widest vector unit the machine's features enable.
 int64_t vectorWidthOf(const llvm::TargetMachine &machine);
 
-/// Translates an LLVM-dialect module to LLVM IR for `machine` and runs the
-/// -O3 module pipeline on it.
-std::unique_ptr<llvm::Module>
-translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
-                     llvm::TargetMachine &machine);
+/// Translates an LLVM-dialect module to LLVM IR for `machine` (its triple
+/// and data layout); null when translation fails.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine);
+
+/// Runs the -O3 module pipeline of `machine` on `module`.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
 
 enum class CodeKind { Assembly, Object };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The seed-001 experiments from tfc-compiled code: copy-task training curves
-# for {post-LN, pre-LN} x {no warm-up, 400-step warm-up} and the per-block
-# gradient norm at initialisation.
+# The seed-001 experiments, trained by tfc-train from examples/copy_task/
+# run.toml: copy-task curves for {post-LN, pre-LN} x {no warm-up, 400-step
+# warm-up} and the per-block gradient norm at initialisation.
 #
 #   examples/copy_task/run.sh short   pre- vs post-LN, no warm-up, 1 seed,
 #                                     300 steps (a few minutes; the demo)
@@ -9,77 +9,59 @@
 #                                     1,200 steps (about an hour on 2 cores)
 #
 # Batch size: 8 sequences of 64 tokens per step (256 scored tokens); set
-# BATCH to change it. Results go to out/copy_task/: loss.csv, gradnorm.csv,
-# loss.png, gradnorm.png, and a table printed at the end.
+# BATCH to change it. Results go to out/copy_task/: loss.csv, loss.png,
+# gradnorm.csv, gradnorm.png, each run's folder, and a table printed at the
+# end. The batches and updates are those of the former examples/copy_task/
+# train.c, bit for bit (test/Train/copy-task-reference.test).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mode=${1:-short}
-batch=${BATCH:-8}
 out="$root/out/copy_task"
-mkdir -p "$out"
 bash "$root/scripts/build.sh" >/dev/null
 
-for spec in copy_task copy_task_postln; do
-  "$root/build/bin/tfc" "$root/examples/specs/$spec.toml" -o "$out/$spec.o"
-done
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200112L -I "$root/runtime/include" -I "$out" \
-  "$root/examples/copy_task/train.c" "$out/copy_task.o" "$out/copy_task_postln.o" \
-  -L "$root/build/lib" -ltfc_runtime -lpthread -lm -o "$out/train"
-
+args=(--out "$out" --set "train.batch=${BATCH:-8}")
 if [ "$mode" = full ]; then
-  runs="post:0 post:400 pre:0 pre:400"; seeds="1 2 3"; steps=1200
-else
-  runs="post:0 pre:0"; seeds="1"; steps=300
+  args+=(--set "train.steps=1200" --set "grid.seeds=[1, 2, 3]"
+         --set "grid.optimizer.warmup=[0, 400]")
 fi
-
-# Runs of an earlier invocation (another mode) must not mix into this one.
-rm -f "$out"/run_*.csv "$out"/gradnorm_*.csv
-echo "model,warmup,seed,step,lr,loss" > "$out/loss.csv"
-echo "model,seed,block,norm" > "$out/gradnorm.csv"
+rm -rf "$out"
 # One thread per run and two runs at a time: on 2 cores that beats two
 # threads per run (no synchronisation inside a step).
-jobs=()
-for run in $runs; do
-  for seed in $seeds; do
-    model=${run%%:*}; warmup=${run##*:}
-    log="$out/run_${model}_${warmup}_${seed}.csv"
-    gn=""; [ "$warmup" = 0 ] && gn="$out/gradnorm_${model}_${seed}.csv" && rm -f "$gn"
-    "$out/train" "$model" "$warmup" "$seed" "$steps" "$batch" 1 $gn > "$log" &
-    jobs+=($!)
-    if [ ${#jobs[@]} -ge 2 ]; then wait "${jobs[0]}"; jobs=("${jobs[@]:1}"); fi
-  done
-done
-wait
-cat "$out"/run_*.csv >> "$out/loss.csv"
-cat "$out"/gradnorm_*.csv >> "$out/gradnorm.csv" 2>/dev/null || true
+"$root/build/bin/tfc-train" "$root/examples/copy_task/run.toml" --jobs 2 "${args[@]}"
 
+# Each run's gradient norm of blocks.N.ffn.w_down.weight at initialisation.
+echo "model,seed,block,norm" > "$out/gradnorm.csv"
+for run in "$out"/*/grad_norms.csv; do
+  name=$(basename "$(dirname "$run")")
+  case "$name" in *warmup=400*) continue ;; esac
+  model=post-LN; case "$name" in *spec=copy_task,*) model=pre-LN ;; esac
+  seed=${name##*seed=}
+  awk -F, -v m="$model" -v s="$seed" '$1 ~ /^blocks\.[0-9]+\.ffn\.w_down\.weight$/ {
+      split($1, p, "."); printf "%s,%s,%d,%.6f\n", m, s, p[2], $2 }' "$run" |
+    sort -t, -k3 -n >> "$out/gradnorm.csv"
+done
 if command -v gnuplot >/dev/null; then
   gnuplot <<GP
 set terminal pngcairo size 1100,650 noenhanced
 set datafile separator ","
-set output "$out/loss.png"
-set title "Copy task, 24 blocks, width 128 (tfc-compiled; batch $batch)"
-set xlabel "step"; set ylabel "loss"; set logscale y; set key outside
-plot for [f in system("ls $out/run_*.csv")] f using 4:6 with lines title system("basename ".f." .csv"), \
-     log(64) with lines dashtype 2 lc rgb "gray" title "ln 64"
 set output "$out/gradnorm.png"
-unset logscale y
 set title "Gradient norm of each block's second MLP weight at initialisation"
-set xlabel "block"; set ylabel "||dW2||"
-plot for [f in system("ls $out/gradnorm_*.csv")] f using 3:4 with linespoints title system("basename ".f." .csv")
+set xlabel "block"; set ylabel "||dW2||"; set key outside
+plot for [m in "post-LN pre-LN"] "< grep ^".m." $out/gradnorm.csv" using 3:4 with linespoints title m
 GP
-  echo "plots: $out/loss.png $out/gradnorm.png"
+  echo "plot: $out/gradnorm.png"
 fi
 
+steps=$(awk -F, 'NR > 1 { if ($2 > s) s = $2 } END { print s }' "$out/loss.csv")
 echo
 echo "loss at steps 100, 200, 300 and $steps"
-printf "%-34s %9s %9s %9s %9s\n" run 100 200 300 "$steps"
+printf "%-52s %9s %9s %9s %9s\n" run 100 200 300 "$steps"
 awk -F, -v last="$steps" '
-  NR > 1 && ($4 == 100 || $4 == 200 || $4 == 300 || $4 == last) {
-    key = $1 " warm-up " $2 " seed " $3; v[key, $4] = $6; keys[key] = 1 }
+  NR > 1 && ($2 == 100 || $2 == 200 || $2 == 300 || $2 == last) {
+    gsub(/"/, "", $1); v[$1, $2] = $4; keys[$1] = 1 }
   END {
     for (k in keys)
-      printf "%-34s %9.4f %9.4f %9.4f %9.4f\n", k, v[k,100], v[k,200], v[k,300], v[k,last] }' \
+      printf "%-52s %9.4f %9.4f %9.4f %9.4f\n", k, v[k,100], v[k,200], v[k,300], v[k,last] }' \
   "$out/loss.csv" | sort
 cat <<SEED
 seed 001: post-LN no warm-up ~4.16 throughout (4.1617 4.1616 4.1615 at 1200);

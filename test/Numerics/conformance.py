@@ -887,6 +887,8 @@ class Runner:
             "-o", os.path.join(directory, "harness")] + a.ldflags.split()
         if a.cuda:
             cc += ["-DTFC_HARNESS_CUDA", "-ldl"]
+        if a.generic:
+            cc += ["-DTFC_HARNESS_GENERIC"]
         return run(cc, a.timeout)
 
     def compare_builds(self, spec, model, fused_dir, unfused_dir, refs, res, case):
@@ -1239,6 +1241,9 @@ def main(argv=None):
                     help="fused vs unfused bound of dtype = bf16 specs")
     ap.add_argument("--bf16-rms-ratio", type=float, default=0.5,
                     help="bound of rounding_ratio for dtype = bf16 specs")
+    ap.add_argument("--generic", action="store_true",
+                    help="the harness calls forward and backward through "
+                    "NAME_model()'s generic entry points")
     ap.add_argument("--cuda", action="store_true",
                     help="compile with --target=cuda and run the harness on the GPU "
                     "(or on the CPU emulator: --tfc naming tfc-emu and "

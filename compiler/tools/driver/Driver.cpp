@@ -13,6 +13,7 @@
 
 #include "abi/EntrySignature.h"
 #include "abi/HeaderEmitter.h"
+#include "abi/ModelDescriptor.h"
 #include "abi/ParamLayout.h"
 #include "conversion/Passes.h"
 #include "conversion/cuda/CudaPipeline.h"
@@ -23,6 +24,7 @@
 #include "target/CudaTarget.h"
 #include "target/CudaToolkit.h"
 #include "target/ObjectEmitter.h"
+#include "target/SharedLinker.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "transforms/FusionPipeline.h"
 #include "transforms/Passes.h"
@@ -48,6 +50,7 @@ enum class Emit {
   LLVMIR,
   Asm,
   Obj,
+  Shared,
   Header,
   Layout,
   Ptx
@@ -74,6 +77,9 @@ cl::opt<Emit> emitKind(
         clEnumValN(Emit::Asm, "asm", "assembly for the target"),
         clEnumValN(Emit::Obj, "obj",
                    "an ELF object, and the C header beside it (default)"),
+        clEnumValN(Emit::Shared, "shared",
+                   "a shared object (libNAME.so) linked against "
+                   "libtfc_runtime.so, for tfc_model_open and ctypes"),
         clEnumValN(Emit::Header, "header", "the C header only"),
         clEnumValN(Emit::Layout, "layout", "the parameter table as JSON"),
         clEnumValN(Emit::Ptx, "ptx",
@@ -121,6 +127,12 @@ cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx2,+fma (default: "
                                     "the spec's, else the host's)"),
                            cl::init(""), cl::cat(tfcCategory));
+
+cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("--emit=shared: the folder of libtfc_runtime.so (default: "
+             "../lib/shared, else ../lib, beside the tfc executable)"),
+    cl::init(""), cl::value_desc("dir"), cl::cat(tfcCategory));
 
 cl::opt<std::string>
     cudaPath("cuda-path",
@@ -214,9 +226,37 @@ std::string defaultOutput(const tfc::spec::Spec &spec, Emit kind) {
     return spec.name + ".o";
   case Emit::Header:
     return spec.name + ".h";
+  case Emit::Shared:
+    return "lib" + spec.name + ".so";
   default:
     return "-";
   }
+}
+
+/// --emit=shared: the object in a temporary file, linked into `out`.
+int emitSharedModel(Module &llvmModule, TargetMachine &machine, StringRef out,
+                    const char *argv0) {
+  if (out == "-")
+    return fail("--emit=shared needs -o PATH (a shared object is not text)");
+  std::string error;
+  std::string toolPath = sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&emitSharedModel));
+  std::string dir = tfc::findSharedRuntime(runtimeDir, toolPath, error);
+  if (dir.empty())
+    return fail(error);
+  SmallString<128> object;
+  int fd;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("tfc-shared", "o", fd, object))
+    return fail("cannot create a temporary object: " + ec.message());
+  bool ok;
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    ok = tfc::emitCode(llvmModule, machine, tfc::CodeKind::Object, os, error);
+  }
+  ok = ok && tfc::linkSharedModel(object, out, dir, error);
+  sys::fs::remove(object);
+  return ok ? 0 : fail(error);
 }
 
 } // namespace
@@ -354,15 +394,22 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
 
   LLVMContext llvmContext;
   std::unique_ptr<Module> llvmModule =
-      tfc::translateAndOptimize(*module, llvmContext, *machine);
+      tfc::translateToLLVMIR(*module, llvmContext, *machine);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  bool shared = emitKind == Emit::Shared;
+  if (!tfc::emitModelDescriptor(*llvmModule, *spec, layout, entries, shared,
+                                error))
+    return fail(error);
+  tfc::optimizeModule(*llvmModule, *machine);
   if (emitKind == Emit::LLVMIR) {
     std::string text;
     raw_string_ostream os(text);
     llvmModule->print(os, nullptr);
     return writeText(out, text) ? 0 : 1;
   }
+  if (shared)
+    return emitSharedModel(*llvmModule, *machine, out, argv[0]);
 
   std::error_code ec;
   bool object = emitKind == Emit::Obj;

@@ -378,6 +378,144 @@ int32_t tfc_sample(const float *logits, int64_t vocab,
                    const tfc_sampler_config *cfg, uint64_t counter,
                    int32_t *token);
 
+/* ---- Model descriptor ---------------------------------------------------- *
+ * Every generated object also exports
+ *
+ *   const tfc_model *NAME_model(void);
+ *
+ * a constant description of the model with its entry points in one generic
+ * form, so that code which never saw NAME.h (tfc-train, the Python binding,
+ * a plugin host loading `tfc --emit=shared` objects) can size, initialise,
+ * run and train any model. The typed functions of NAME.h stay the primary
+ * ABI; a generic call is exactly the typed call with the same arguments
+ * (same checks, same messages, same results bit for bit).
+ *
+ * Versioning: `version` is TFC_MODEL_VERSION of the compiler that wrote the
+ * object; fields are only ever added at the end, so a reader accepts any
+ * version >= its own (tfc_model_check). */
+
+#define TFC_MODEL_VERSION 1
+
+/* Element types of the arrays an entry point takes. */
+typedef enum tfc_dtype {
+  TFC_DTYPE_F32 = 0,
+  TFC_DTYPE_I32 = 1,
+  TFC_DTYPE_OPAQUE = 2 /* the KV cache: bytes laid out by the model */
+} tfc_dtype;
+
+/* What an entry point does with an array. */
+typedef enum tfc_access {
+  TFC_ACCESS_READ = 0,
+  TFC_ACCESS_WRITE = 1,     /* overwritten */
+  TFC_ACCESS_ACCUMULATE = 2 /* read and added into: backward's d_params */
+} tfc_access;
+
+/* Symbolic dimensions of tfc_array_info.shape: the call's sizes. */
+#define TFC_DIM_BATCH (-1)
+#define TFC_DIM_SEQ (-2)
+#define TFC_DIM_ENC_SEQ (-3)
+#define TFC_MAX_ARRAY_RANK 4
+
+/* One array argument of an entry point. The KV cache is TFC_DTYPE_OPAQUE of
+ * rank 0: its size is kv_cache_size(batch, max_len) bytes. */
+typedef struct tfc_array_info {
+  const char *name; /* the typed function's argument: "tokens", "d_params" */
+  int32_t dtype;    /* tfc_dtype */
+  int32_t access;   /* tfc_access */
+  int32_t rank;     /* 0 (one element) .. TFC_MAX_ARRAY_RANK */
+  int64_t shape[TFC_MAX_ARRAY_RANK]; /* >= 0, or a TFC_DIM_*; 0 past rank */
+} tfc_array_info;
+
+/* An entry point in generic form: `arrays` holds its num_arrays array
+ * pointers in the order of `tfc_entry_info.arrays` (the typed function's
+ * order), each cast to void *; the sizes it does not take are ignored
+ * (forward without cross-attention ignores enc_seq, decode takes only
+ * batch). `context` is the typed function's first argument: the
+ * tfc_runtime * (may be NULL) on the CPU, the CUstream on CUDA.
+ * TFC_ERR_NULL_POINTER with a message for arrays == NULL; anything else
+ * is the typed function's own check. */
+typedef int32_t (*tfc_entry_fn)(void *context, void *const *arrays,
+                                void *workspace, int64_t workspace_bytes,
+                                int64_t batch, int64_t seq, int64_t enc_seq);
+
+typedef struct tfc_entry_info {
+  const char *name; /* the typed function, "gpt2_forward"; NULL if absent */
+  tfc_entry_fn call; /* NULL when the model has no such entry point */
+  int32_t num_arrays;
+  const tfc_array_info *arrays;
+} tfc_entry_info;
+
+/* Where the arrays of the entry points live. */
+typedef enum tfc_device {
+  TFC_DEVICE_CPU = 0, /* host memory; context is a tfc_runtime * */
+  TFC_DEVICE_CUDA = 1 /* device memory (tfc_cuda_malloc); context a CUstream */
+} tfc_device;
+
+typedef struct tfc_model {
+  int32_t version;     /* TFC_MODEL_VERSION of the writing compiler */
+  int32_t abi_version; /* TFC_RUNTIME_ABI_VERSION the object calls */
+  const char *name;    /* the spec's name */
+  const char *tfc_version;
+  uint64_t spec_hash; /* NAME_SPEC_HASH: what checkpoints record */
+  int32_t device;     /* tfc_device */
+  /* The sizes of NAME.h's defines. */
+  int64_t d_model, n_heads, n_kv_heads, head_dim, d_ff, depth;
+  int64_t max_seq, max_batch, vocab; /* vocab 0 without [embedding] */
+  int32_t has_embedding, has_head, has_loss, has_cross, has_key_padding;
+  /* The parameter buffer: param_count floats described by the table (the
+   * same as NAME.h's NAME_tensors). */
+  int64_t param_count;
+  int64_t num_tensors;
+  const tfc_param_info *tensors;
+  /* NAME_init (host memory on every device). */
+  int32_t (*init)(float *params, uint64_t seed);
+  /* NAME_workspace_size(batch, seq [, enc_seq]): enc_seq is ignored without
+   * cross-attention. Decoding's workspace is that of (batch, seq) for
+   * prefill, (batch, 1) for decode. */
+  int64_t (*workspace_size)(int64_t batch, int64_t seq, int64_t enc_seq);
+  tfc_entry_info forward;
+  tfc_entry_info backward; /* call NULL when built --forward-only */
+  /* Decoding with a KV cache: NULL / call NULL when the model has none. */
+  int64_t (*kv_cache_size)(int64_t batch, int64_t max_len);
+  int32_t (*kv_cache_init)(void *context, void *kv_cache,
+                           int64_t kv_cache_bytes, int64_t batch,
+                           int64_t max_len);
+  tfc_entry_info prefill;
+  tfc_entry_info decode;
+} tfc_model;
+
+/* TFC_OK when `model` can be read by this runtime: version >=
+ * TFC_MODEL_VERSION and abi_version == TFC_RUNTIME_ABI_VERSION, else
+ * TFC_ERR_BAD_ARGUMENT with a message naming the model and both numbers
+ * (TFC_ERR_NULL_POINTER for NULL). */
+int32_t tfc_model_check(const tfc_model *model);
+
+/* The index in entry->arrays of the array called `name`, or -1 (also for a
+ * NULL entry or name, or an absent entry point). */
+int32_t tfc_entry_find_array(const tfc_entry_info *entry, const char *name);
+
+/* The element count of `array` for the given sizes (a product of its
+ * shape, TFC_DIM_* replaced by batch, seq, enc_seq; 1 for rank 0), or -1
+ * for a NULL array, an opaque one, a dimension it does not know or a
+ * product past INT64_MAX. */
+int64_t tfc_array_numel(const tfc_array_info *array, int64_t batch,
+                        int64_t seq, int64_t enc_seq);
+
+/* Shared objects (`tfc --emit=shared -o libNAME.so`) also export
+ * `const tfc_model *tfc_shared_model(void)`, the one model they hold, so a
+ * loader needs no name. tfc_model_open dlopens `path` (RTLD_NOW |
+ * RTLD_LOCAL), finds that function and checks its descriptor
+ * (tfc_model_check); on success *model is the descriptor and *handle what
+ * tfc_model_close takes. Errors (both outputs NULL): TFC_ERR_NULL_POINTER;
+ * TFC_ERR_BAD_ARGUMENT when the file does not load ("tfc_model_open(PATH):
+ * " and dlerror()'s text), has no tfc_shared_model, or fails the check. */
+int32_t tfc_model_open(const char *path, const tfc_model **model,
+                       void **handle);
+
+/* dlcloses a handle of tfc_model_open (the descriptor is gone after it);
+ * NULL does nothing. TFC_ERR_BAD_ARGUMENT when dlclose fails. */
+int32_t tfc_model_close(void *handle);
+
 /* ---- CUDA ---------------------------------------------------------------- *
  * The runtime loads the NVIDIA driver (libcuda.so.1, else libcuda.so; the
  * environment variable TFC_CUDA_DRIVER names another library) with dlopen

@@ -42,6 +42,10 @@
  * d_params.bin: gradients accumulate), d_x_acc.bin and d_enc_acc.bin (should
  * equal d_x.bin / d_enc.bin: input gradients are overwritten).
  *
+ * Every run checks NAME_model() against the header (exit 2 if it differs);
+ * with -DTFC_HARNESS_GENERIC forward and backward go through the
+ * descriptor's generic calls, their arrays found by name.
+ *
  * With -DTFC_HARNESS_CUDA (a spec compiled with --target=cuda; link -ldl) the
  * arrays live on the GPU: each has a device mirror, the host copies go there
  * before every call and the results come back after it, the workspace is
@@ -169,6 +173,79 @@ static void write_header_info(void) {
   fclose(f);
 }
 
+/* NAME_model() says what NAME.h says (exit 2 naming the first difference):
+ * a generic driver sees the same model as a program built on the header. */
+static void check_descriptor(void) {
+  const tfc_model *m = FN(_model)();
+  if (tfc_model_check(m) != TFC_OK) {
+    fprintf(stderr, "harness: %s\n", tfc_last_error());
+    exit(2);
+  }
+#define SAME(field, value)                                                     \
+  if ((long long)(m->field) != (long long)(value)) {                           \
+    fprintf(stderr, "harness: descriptor %s = %lld, header %lld\n", #field,    \
+            (long long)(m->field), (long long)(value));                        \
+    exit(2);                                                                   \
+  }
+  SAME(d_model, D_MODEL);
+  SAME(n_heads, MACRO(_N_HEADS));
+  SAME(n_kv_heads, MACRO(_N_KV_HEADS));
+  SAME(head_dim, MACRO(_HEAD_DIM));
+  SAME(d_ff, MACRO(_D_FF));
+  SAME(depth, MACRO(_DEPTH));
+  SAME(max_seq, MACRO(_MAX_SEQ));
+  SAME(max_batch, MACRO(_MAX_BATCH));
+  SAME(vocab, VOCAB);
+  SAME(has_embedding, HAS_EMBEDDING);
+  SAME(has_head, HAS_HEAD);
+  SAME(has_loss, HAS_LOSS);
+  SAME(has_cross, HAS_CROSS);
+  SAME(has_key_padding, HAS_KEY_PADDING);
+  SAME(backward.call != NULL, HAS_BACKWARD);
+  SAME(decode.call != NULL, MACRO(_HAS_DECODING));
+  SAME(param_count, FN(_param_count)());
+  SAME(num_tensors, MACRO(_NUM_TENSORS));
+  SAME(spec_hash, MACRO(_SPEC_HASH));
+#ifdef TFC_HARNESS_CUDA
+  SAME(device, TFC_DEVICE_CUDA);
+#else
+  SAME(device, TFC_DEVICE_CPU);
+#endif
+  SAME(workspace_size(1, 1, 1), FN(_workspace_size)(1, 1
+#if HAS_CROSS
+                                                    ,
+                                                    1
+#endif
+                                                    ));
+#undef SAME
+  if (strcmp(m->name, STR(TFC_NAME)) != 0 ||
+      strcmp(m->tfc_version, MACRO(_TFC_VERSION)) != 0) {
+    fprintf(stderr, "harness: descriptor name %s / version %s\n", m->name,
+            m->tfc_version);
+    exit(2);
+  }
+  for (int64_t i = 0; i < m->num_tensors; ++i) {
+    const tfc_param_info *a = &m->tensors[i], *b = &FN(_tensors)[i];
+    if (strcmp(a->name, b->name) != 0 || a->offset != b->offset ||
+        a->numel != b->numel || a->rank != b->rank ||
+        a->shape[0] != b->shape[0] || a->shape[1] != b->shape[1] ||
+        a->init_kind != b->init_kind || a->init_param != b->init_param) {
+      fprintf(stderr, "harness: descriptor tensor %lld is %s, header %s\n",
+              (long long)i, a->name, b->name);
+      exit(2);
+    }
+  }
+  int32_t status = m->forward.call(NULL, NULL, NULL, 0, 1, 1, 1);
+  char want[128];
+  snprintf(want, sizeof want, "%s_forward: arrays is NULL (generic call)",
+           STR(TFC_NAME));
+  if (status != TFC_ERR_NULL_POINTER || strcmp(tfc_last_error(), want) != 0) {
+    fprintf(stderr, "harness: generic forward(arrays NULL): %d, '%s'\n",
+            (int)status, tfc_last_error());
+    exit(2);
+  }
+}
+
 #include "device_mirror.h"
 
 /* The model's arrays, shared by the forward and backward calls below. */
@@ -183,11 +260,54 @@ static const int32_t *lengths_arg;
 static void *workspace;
 static int64_t workspace_bytes; /* what the calls pass as its size */
 
+#ifdef TFC_HARNESS_GENERIC
+/* The array of `name` for a generic call: what a driver that never saw
+ * NAME.h does with the descriptor's array names. */
+static void *array_named(const char *name, const float *p, const float *dy,
+                         float *dp) {
+  struct {
+    const char *name;
+    const void *array;
+  } known[] = {{"params", p},      {"tokens", tokens},
+               {"x", x},           {"lengths", lengths_arg},
+               {"enc", enc},       {"targets", targets},
+               {"logits", out},    {"y", out},
+               {"loss", loss_out}, {"d_logits", dy},
+               {"d_y", dy},        {"d_x", d_x},
+               {"d_enc", d_enc},   {"d_params", dp}};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
+    if (strcmp(known[i].name, name) == 0)
+      return (void *)known[i].array;
+  fprintf(stderr, "harness: the descriptor names an unknown array %s\n", name);
+  exit(2);
+}
+
+/* `entry` of NAME_model() on the harness's arrays. */
+static int32_t call_generic(const tfc_entry_info *entry, const float *p,
+                            const float *dy, float *dp, int64_t batch,
+                            int64_t seq, int64_t enc_seq) {
+  void *arrays[16];
+  if (!entry->call || entry->num_arrays > 16) {
+    fprintf(stderr, "harness: generic %s is missing\n",
+            entry->name ? entry->name : "entry");
+    exit(2);
+  }
+  for (int32_t i = 0; i < entry->num_arrays; ++i)
+    arrays[i] = DEV(array_named(entry->arrays[i].name, p, dy, dp));
+  return entry->call((void *)rt, arrays, workspace, workspace_bytes, batch, seq,
+                     enc_seq);
+}
+#endif
+
 static int32_t call_forward_p(const float *p, int64_t batch, int64_t seq,
                               int64_t enc_seq) {
   (void)tokens, (void)x, (void)enc, (void)targets, (void)loss_out, (void)d_enc;
   (void)enc_seq, (void)lengths_arg;
   push(p), push(tokens), push(x), push(lengths), push(enc), push(targets);
+#ifdef TFC_HARNESS_GENERIC
+  int32_t status =
+      call_generic(&FN(_model)()->forward, p, NULL, NULL, batch, seq, enc_seq);
+#else
   int32_t status = FN(_forward)((void *)rt, DEV(p),
 #if HAS_EMBEDDING
                                 DEV(tokens),
@@ -213,6 +333,7 @@ static int32_t call_forward_p(const float *p, int64_t batch, int64_t seq,
                                 enc_seq
 #endif
   );
+#endif
   pull(out), pull(loss_out);
   return status;
 }
@@ -226,6 +347,10 @@ static int32_t call_backward(const float *p, const float *dy, float *dp,
                              int64_t batch, int64_t seq, int64_t enc_seq) {
   (void)dy, (void)enc_seq;
   push(p), push(lengths), push(dy), push(dp), push(d_x), push(d_enc);
+#ifdef TFC_HARNESS_GENERIC
+  int32_t status =
+      call_generic(&FN(_model)()->backward, p, dy, dp, batch, seq, enc_seq);
+#else
   int32_t status = FN(_backward)((void *)rt, DEV(p),
 #if HAS_KEY_PADDING
                                  DEV(lengths_arg),
@@ -245,6 +370,7 @@ static int32_t call_backward(const float *p, const float *dy, float *dp,
                                  enc_seq
 #endif
   );
+#endif
   /* params too: the caller checks that backward left them alone. */
   pull((void *)p), pull(dp), pull(d_x), pull(d_enc);
   return status;
@@ -367,6 +493,7 @@ int main(int argc, char **argv) {
   (void)enc_seq;
 
   write_header_info();
+  check_descriptor();
 
   /* Parameters: params.bin, or NAME_init + write params.bin. */
   int64_t n_params = FN(_param_count)();

@@ -1,0 +1,147 @@
+//===- ModelDescriptorTest.cpp - The descriptor's C layout, and its reader ===//
+//
+// abi/ModelDescriptor.cpp writes tfc_model and the tables it points to as
+// LLVM struct constants; C programs read them through tfc/runtime.h. Every
+// field's offset under the host's data layout must equal offsetof in C, or
+// a generic driver would read garbage. Then the runtime's descriptor
+// helpers (tfc_model_check, tfc_entry_find_array, tfc_array_numel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "abi/ModelDescriptor.h"
+#include "target/ObjectEmitter.h"
+
+#include "tfc/runtime.h"
+
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+
+#include <cstddef>
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Field {
+  const char *name;
+  size_t offset;
+};
+
+/// Compares each element offset of `type` with `fields` (in order) and the
+/// sizes.
+void expectLayout(llvm::StructType *type, const llvm::DataLayout &layout,
+                  size_t size, std::initializer_list<Field> fields) {
+  const llvm::StructLayout *sl = layout.getStructLayout(type);
+  ASSERT_EQ(type->getNumElements(), fields.size()) << type->getName().str();
+  unsigned i = 0;
+  for (const Field &f : fields)
+    EXPECT_EQ(sl->getElementOffset(i++), f.offset)
+        << type->getName().str() << "." << f.name;
+  EXPECT_EQ(sl->getSizeInBytes(), size) << type->getName().str();
+}
+
+#define FIELD(type, name)                                                      \
+  Field { #name, offsetof(type, name) }
+
+TEST(ModelDescriptorTest, LlvmStructsMatchTheCLayout) {
+  std::string error;
+  auto machine = tfc::createHostTargetMachine({}, error);
+  ASSERT_TRUE(machine) << error;
+  llvm::DataLayout layout = machine->createDataLayout();
+  llvm::LLVMContext ctx;
+  tfc::DescriptorTypes t = tfc::DescriptorTypes::get(ctx);
+  expectLayout(t.paramInfo, layout, sizeof(tfc_param_info),
+               {FIELD(tfc_param_info, name), FIELD(tfc_param_info, offset),
+                FIELD(tfc_param_info, numel), FIELD(tfc_param_info, rank),
+                FIELD(tfc_param_info, shape), FIELD(tfc_param_info, init_kind),
+                FIELD(tfc_param_info, init_param)});
+  expectLayout(t.arrayInfo, layout, sizeof(tfc_array_info),
+               {FIELD(tfc_array_info, name), FIELD(tfc_array_info, dtype),
+                FIELD(tfc_array_info, access), FIELD(tfc_array_info, rank),
+                FIELD(tfc_array_info, shape)});
+  expectLayout(t.entryInfo, layout, sizeof(tfc_entry_info),
+               {FIELD(tfc_entry_info, name), FIELD(tfc_entry_info, call),
+                FIELD(tfc_entry_info, num_arrays),
+                FIELD(tfc_entry_info, arrays)});
+  expectLayout(
+      t.model, layout, sizeof(tfc_model),
+      {FIELD(tfc_model, version),        FIELD(tfc_model, abi_version),
+       FIELD(tfc_model, name),           FIELD(tfc_model, tfc_version),
+       FIELD(tfc_model, spec_hash),      FIELD(tfc_model, device),
+       FIELD(tfc_model, d_model),        FIELD(tfc_model, n_heads),
+       FIELD(tfc_model, n_kv_heads),     FIELD(tfc_model, head_dim),
+       FIELD(tfc_model, d_ff),           FIELD(tfc_model, depth),
+       FIELD(tfc_model, max_seq),        FIELD(tfc_model, max_batch),
+       FIELD(tfc_model, vocab),          FIELD(tfc_model, has_embedding),
+       FIELD(tfc_model, has_head),       FIELD(tfc_model, has_loss),
+       FIELD(tfc_model, has_cross),      FIELD(tfc_model, has_key_padding),
+       FIELD(tfc_model, param_count),    FIELD(tfc_model, num_tensors),
+       FIELD(tfc_model, tensors),        FIELD(tfc_model, init),
+       FIELD(tfc_model, workspace_size), FIELD(tfc_model, forward),
+       FIELD(tfc_model, backward),       FIELD(tfc_model, kv_cache_size),
+       FIELD(tfc_model, kv_cache_init),  FIELD(tfc_model, prefill),
+       FIELD(tfc_model, decode)});
+}
+
+TEST(ModelDescriptorTest, CheckRefusesOtherVersionsByName) {
+  tfc_model m{};
+  EXPECT_EQ(tfc_model_check(nullptr), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_model_check: model is NULL");
+  m.version = TFC_MODEL_VERSION;
+  m.abi_version = TFC_RUNTIME_ABI_VERSION;
+  m.name = "m";
+  EXPECT_EQ(tfc_model_check(&m), TFC_OK);
+  m.version = TFC_MODEL_VERSION + 1; // Newer writers only add fields.
+  EXPECT_EQ(tfc_model_check(&m), TFC_OK);
+  m.version = 0;
+  EXPECT_EQ(tfc_model_check(&m), TFC_ERR_BAD_ARGUMENT);
+  EXPECT_STREQ(tfc_last_error(),
+               "tfc_model_check: model m has descriptor version 0, this "
+               "runtime reads 1 or later (recompile it)");
+  m.version = TFC_MODEL_VERSION;
+  m.abi_version = 1;
+  EXPECT_EQ(tfc_model_check(&m), TFC_ERR_BAD_ARGUMENT);
+  EXPECT_STREQ(tfc_last_error(), "tfc_model_check: model m calls runtime ABI "
+                                 "1, this runtime is ABI 2 (recompile it)");
+}
+
+int32_t noCall(void *, void *const *, void *, int64_t, int64_t, int64_t,
+               int64_t) {
+  return TFC_OK;
+}
+
+TEST(ModelDescriptorTest, ArraysByNameAndTheirSizes) {
+  tfc_array_info arrays[] = {
+      {"tokens",
+       TFC_DTYPE_I32,
+       TFC_ACCESS_READ,
+       2,
+       {TFC_DIM_BATCH, TFC_DIM_SEQ, 0, 0}},
+      {"enc",
+       TFC_DTYPE_F32,
+       TFC_ACCESS_READ,
+       3,
+       {TFC_DIM_BATCH, TFC_DIM_ENC_SEQ, 16, 0}},
+      {"loss", TFC_DTYPE_F32, TFC_ACCESS_WRITE, 0, {0, 0, 0, 0}},
+      {"kv_cache", TFC_DTYPE_OPAQUE, TFC_ACCESS_READ, 0, {0, 0, 0, 0}},
+      {"huge", TFC_DTYPE_F32, TFC_ACCESS_WRITE, 3, {INT64_MAX / 2, 3, 1, 0}},
+      {"odd", TFC_DTYPE_F32, TFC_ACCESS_WRITE, 1, {-7, 0, 0, 0}},
+  };
+  tfc_entry_info entry{"m_forward", noCall, 6, arrays};
+  EXPECT_EQ(tfc_entry_find_array(&entry, "enc"), 1);
+  EXPECT_EQ(tfc_entry_find_array(&entry, "logits"), -1);
+  EXPECT_EQ(tfc_entry_find_array(&entry, nullptr), -1);
+  EXPECT_EQ(tfc_entry_find_array(nullptr, "enc"), -1);
+  tfc_entry_info absent{nullptr, nullptr, 0, nullptr};
+  EXPECT_EQ(tfc_entry_find_array(&absent, "enc"), -1);
+
+  EXPECT_EQ(tfc_array_numel(&arrays[0], 3, 5, 7), 15);
+  EXPECT_EQ(tfc_array_numel(&arrays[1], 3, 5, 7), 3 * 7 * 16);
+  EXPECT_EQ(tfc_array_numel(&arrays[2], 3, 5, 7), 1);
+  EXPECT_EQ(tfc_array_numel(&arrays[3], 3, 5, 7), -1); // Opaque.
+  EXPECT_EQ(tfc_array_numel(&arrays[4], 1, 1, 1), -1); // Past INT64_MAX.
+  EXPECT_EQ(tfc_array_numel(&arrays[5], 1, 1, 1), -1); // Unknown symbol.
+  EXPECT_EQ(tfc_array_numel(&arrays[0], -1, 5, 7), -1);
+  EXPECT_EQ(tfc_array_numel(nullptr, 1, 1, 1), -1);
+}
+
+} // namespace
