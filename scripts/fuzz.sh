@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the spec reader, the tfc IR parser/verifier, the safetensors
+# Fuzzes the spec reader, tfc-train's run config reader, the tfc IR
+# parser/verifier, the safetensors
 # reader (with the loader's name maps) and `tfc import` with libFuzzer:
 #
 #   bash scripts/fuzz.sh [SECONDS]        (default 60 s per target)
@@ -25,14 +26,15 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release -DTFC_FUZZ=ON >/dev/null || exit 1
 fi
-nice -n 15 ninja -C "$build" -j "$jobs" tfc-fuzz-spec tfc-fuzz-ir \
-  tfc-fuzz-safetensors tfc-fuzz-hfconfig || exit 1
+nice -n 15 ninja -C "$build" -j "$jobs" tfc-fuzz-spec tfc-fuzz-runconfig \
+  tfc-fuzz-ir tfc-fuzz-safetensors tfc-fuzz-hfconfig || exit 1
 
 corpus="$build/corpus"
 findings="$build/findings"
 rm -rf "$corpus/spec/seed" "$corpus/ir/seed" "$corpus/safetensors/seed" \
-  "$corpus/hfconfig/seed"
-mkdir -p "$corpus/spec/seed" "$corpus/spec/work" "$corpus/ir/seed" \
+  "$corpus/hfconfig/seed" "$corpus/runconfig/seed"
+mkdir -p "$corpus/runconfig/seed" "$corpus/runconfig/work" \
+  "$corpus/spec/seed" "$corpus/spec/work" "$corpus/ir/seed" \
   "$corpus/ir/work" "$corpus/safetensors/seed" "$corpus/safetensors/work" \
   "$corpus/hfconfig/seed" "$corpus/hfconfig/work" "$findings"
 # HF config seeds: the published and the refused configs of test/Import.
@@ -59,6 +61,16 @@ done
 for f in "$root"/fuzz/seeds/*.toml; do
   [ -f "$f" ] || continue
   cp "$f" "$corpus/spec/seed/$n.toml"
+  n=$((n + 1))
+done
+
+# Run config seeds: the examples' and tfc-train's tests' configs, valid and
+# refused.
+n=0
+for f in "$root"/examples/*/run.toml "$root"/test/Train/Inputs/*.toml \
+  "$root"/test/Train/Inputs/invalid/*.toml; do
+  [ -f "$f" ] || continue
+  cp "$f" "$corpus/runconfig/seed/$n.toml"
   n=$((n + 1))
 done
 
@@ -119,6 +131,7 @@ run_target() { # name binary dict
 }
 
 run_target spec "$build/bin/tfc-fuzz-spec" "$root/fuzz/spec.dict"
+run_target runconfig "$build/bin/tfc-fuzz-runconfig" "$root/fuzz/runconfig.dict"
 run_target ir "$build/bin/tfc-fuzz-ir" "$dict_ir"
 run_target safetensors "$build/bin/tfc-fuzz-safetensors" \
   "$root/fuzz/safetensors.dict"

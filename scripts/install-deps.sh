@@ -18,6 +18,8 @@ packages=(
   gnuplot-nox
   # examples/generate's training text.
   fortunes
+  # tfc-train's data-parallel training (optional at build time).
+  libopenmpi-dev openmpi-bin
   # Benchmark references only (never linked into tfc or its runtime).
   libopenblas-dev libdnnl-dev
   "$@"

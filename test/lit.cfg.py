@@ -67,6 +67,21 @@ def cuda_device_count():
 if cuda_device_count() > 0:
     config.available_features.add("cuda-device")
 
+# tfc-train built with MPI, and an mpirun to launch it: the data-parallel
+# tests. Loopback only: shared memory between the ranks, the launcher's own
+# traffic on lo; several ranks per core; root allowed (containers).
+tfc_train = os.path.join(config.tfc_obj_root, "bin", "tfc-train")
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(tfc_train):
+    import subprocess
+    version = subprocess.run([tfc_train, "--version"], capture_output=True,
+                             text=True).stdout
+    if "MPI: yes" in version:
+        config.available_features.add("mpi")
+        config.substitutions.append(
+            ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"
+             " --mca btl self,vader --mca oob_tcp_if_include lo"))
+
 # The CPU emulator of the CUDA driver (test/emu, tests only): CUDA builds made
 # with tfc-emu run on it through TFC_CUDA_DRIVER=%cuda_emu.
 cuda_emu = os.path.join(config.tfc_obj_root, "lib", "libtfc_cuda_emu.so")

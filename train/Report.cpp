@@ -57,7 +57,8 @@ bool writeReport(const std::string &outputDir,
                  bool plot, std::string &error) {
   fs::path merged = fs::path(outputDir) / "loss.csv";
   std::ofstream out(merged);
-  out << "run,step,lr,loss,grad_norm,eval_loss,tokens_per_s,elapsed_s\n";
+  out << "run,step,lr,loss,grad_norm,eval_loss,tokens_per_s,elapsed_s,"
+         "comm_s\n";
   fmt::print("\n{:<40} {:>7} {:>10} {:>10} {:>10}\n", "run", "steps", "loss",
              "eval", "tok/s");
   for (auto &[name, dir] : runs) {

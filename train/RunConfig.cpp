@@ -112,8 +112,10 @@ void Reader::fail(const toml::source_region &at, std::string message) {
   Diagnostic d;
   d.file = at.path ? *at.path : path;
   // A --set line is named whole, without the position in its "v = ...".
-  d.line = fromCommandLine(at) ? 0 : at.begin.line;
-  d.column = at.begin.column;
+  // A section the file left out: its start, as the spec reader does.
+  bool unplaced = at.begin.line == 0;
+  d.line = fromCommandLine(at) ? 0 : unplaced ? 1 : at.begin.line;
+  d.column = unplaced ? 1 : at.begin.column;
   d.message = std::move(message);
   diag = std::move(d);
 }
@@ -439,8 +441,15 @@ std::optional<Config> readConfig(const std::string &path,
       path, "run config", diag, spec::InputLimits::defaultPipeTimeoutMs);
   if (!text)
     return std::nullopt;
+  return readConfigText(*text, path, overrides, diag);
+}
+
+std::optional<Config> readConfigText(const std::string &text,
+                                     const std::string &path,
+                                     const std::vector<std::string> &overrides,
+                                     Diagnostic &diag) {
   std::optional<toml::table> root =
-      spec::parseTomlText(*text, path, "run config", diag);
+      spec::parseTomlText(text, path, "run config", diag);
   if (!root)
     return std::nullopt;
   try {
@@ -464,7 +473,7 @@ std::optional<Config> readConfig(const std::string &path,
     if (const toml::node *g = root->get("grid")) {
       const toml::table *grid = g->as_table();
       if (!grid) {
-        diag = Diagnostic{config.path, g->source().begin.line,
+        diag = Diagnostic{path, g->source().begin.line,
                           g->source().begin.column, "'grid' must be a section"};
         return std::nullopt;
       }
@@ -472,7 +481,7 @@ std::optional<Config> readConfig(const std::string &path,
         std::string key(k.str());
         const toml::array *values = node.as_array();
         auto at = [&](const toml::source_region &r, std::string message) {
-          diag = Diagnostic{r.path ? *r.path : config.path, r.begin.line,
+          diag = Diagnostic{r.path ? *r.path : path, r.begin.line,
                             r.begin.column, std::move(message)};
           return std::nullopt;
         };

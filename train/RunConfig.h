@@ -99,6 +99,12 @@ std::optional<Config> readConfig(const std::string &path,
                                  const std::vector<std::string> &overrides,
                                  spec::Diagnostic &diag);
 
+/// The same on `text` as read from `path` (the fuzzer's entry).
+std::optional<Config> readConfigText(const std::string &text,
+                                     const std::string &path,
+                                     const std::vector<std::string> &overrides,
+                                     spec::Diagnostic &diag);
+
 } // namespace tfc::train
 
 #endif // TFC_TRAIN_RUNCONFIG_H

@@ -2,10 +2,13 @@
 
 #include "train/Trainer.h"
 
+#include "train/DataParallel.h"
+
 #include "tfc/checkpoint.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -83,6 +86,7 @@ private:
     return false;
   }
   bool step(int64_t step, float &loss, double &gradNorm, std::string &error);
+  double shard(); // This rank's part of the global batch and its weight.
   bool evaluate(double &loss, std::string &error);
   bool sample(int64_t step, std::string &error);
   bool saveCheckpoint(int64_t step, std::string &error);
@@ -94,9 +98,12 @@ private:
   const RunOptions &opt;
   tfc_runtime *rt = nullptr;
   std::unique_ptr<Dataset> data;
-  int64_t batch = 0, seq = 0, n = 0;
-  std::vector<float> params, grads, adamM, adamV, logits;
-  std::vector<int32_t> tokens, targets, lengths;
+  // The global batch, and this rank's shard of it: localBatch sequences
+  // from sequence shardOffset (all of it on one rank).
+  int64_t batch = 0, seq = 0, n = 0, localBatch = 0, shardOffset = 0;
+  bool lead = true; // Rank 0: logs, checkpoints, samples.
+  std::vector<float> params, grads, microGrads, adamM, adamV, logits;
+  std::vector<int32_t> tokens, targets, lengths, globalTokens, globalTargets;
   float lossOut = 0;
   std::unique_ptr<Aligned> workspace;
   int64_t workspaceBytes = 0;
@@ -131,11 +138,27 @@ bool Run::setUp(std::string &error) {
                                "models",
                                m.name),
            false;
-  if (batch > m.max_batch)
+  int ranks = World::size();
+  lead = World::rank() == 0;
+  if (batch % ranks != 0)
     return error = cfg.located("train.batch",
-                               fmt::format("'train.batch' = {} is over model "
-                                           "{}'s max_batch {}",
-                                           batch, m.name, m.max_batch)),
+                               fmt::format("'train.batch' = {} is not a "
+                                           "multiple of the {} ranks: each "
+                                           "takes an equal shard",
+                                           batch, ranks)),
+           false;
+  localBatch = batch / ranks;
+  shardOffset = World::rank() * localBatch;
+  if (localBatch > m.max_batch)
+    return error = cfg.located(
+               "train.batch",
+               ranks == 1 ? fmt::format("'train.batch' = {} is over model {}'s "
+                                        "max_batch {}",
+                                        batch, m.name, m.max_batch)
+                          : fmt::format(
+                                "'train.batch' = {} on {} ranks is {} per "
+                                "rank, over model {}'s max_batch {}",
+                                batch, ranks, localBatch, m.name, m.max_batch)),
            false;
   if (seq > m.max_seq)
     return error = cfg.located(cfg.train.seq ? "train.seq" : "data.copy_half",
@@ -157,19 +180,28 @@ bool Run::setUp(std::string &error) {
   grads.assign(size_t(n), 0.f);
   adamM.assign(size_t(n), 0.f);
   adamV.assign(size_t(n), 0.f);
-  tokens.assign(size_t(batch * seq), 0);
-  targets.assign(size_t(batch * seq), 0);
-  lengths.assign(size_t(batch), int32_t(seq));
-  logits.assign(size_t(batch * seq * m.vocab), 0.f);
-  workspaceBytes = m.workspace_size(batch, seq, seq);
+  tokens.assign(size_t(localBatch * seq), 0);
+  targets.assign(size_t(localBatch * seq), 0);
+  if (ranks > 1) {
+    globalTokens.assign(size_t(batch * seq), 0);
+    globalTargets.assign(size_t(batch * seq), 0);
+    microGrads.assign(size_t(n), 0.f);
+  }
+  lengths.assign(size_t(localBatch), int32_t(seq));
+  logits.assign(size_t(localBatch * seq * m.vocab), 0.f);
+  workspaceBytes = m.workspace_size(localBatch, seq, seq);
   workspace = std::make_unique<Aligned>(workspaceBytes);
   if (workspaceBytes < 0 || !workspace->data)
     return error = "cannot allocate the workspace", false;
   std::map<std::string, void *> named{
-      {"params", params.data()},   {"tokens", tokens.data()},
-      {"targets", targets.data()}, {"lengths", lengths.data()},
-      {"logits", logits.data()},   {"loss", &lossOut},
-      {"d_params", grads.data()}};
+      {"params", params.data()},
+      {"tokens", tokens.data()},
+      {"targets", targets.data()},
+      {"lengths", lengths.data()},
+      {"logits", logits.data()},
+      {"loss", &lossOut},
+      // Several ranks: each micro-batch's gradient on its own, weighted.
+      {"d_params", ranks > 1 ? microGrads.data() : grads.data()}};
   if (!bind(m.forward, named, forwardArrays, error) ||
       !bind(m.backward, named, backwardArrays, error))
     return false;
@@ -192,29 +224,63 @@ bool Run::setUp(std::string &error) {
          check(tfc_lr_schedule_check(&state.schedule), error);
 }
 
+/// Copies this rank's sequences out of the global batch; returns its
+/// weight, its share of the batch's scored targets (each forward's loss is
+/// the mean over its own), so that the weighted sum over the ranks is the
+/// loss one process computes on the whole batch.
+double Run::shard() {
+  size_t from = size_t(shardOffset * seq), count = size_t(localBatch * seq);
+  std::copy_n(globalTokens.begin() + from, count, tokens.begin());
+  std::copy_n(globalTargets.begin() + from, count, targets.begin());
+  auto scored = [](auto first, auto last) {
+    return std::count_if(first, last, [](int32_t t) { return t >= 0; });
+  };
+  int64_t mine = scored(targets.begin(), targets.end());
+  int64_t all = scored(globalTargets.begin(), globalTargets.end());
+  return all ? double(mine) / double(all) : 1.0 / double(World::size());
+}
+
 bool Run::step(int64_t step, float &loss, double &gradNorm,
                std::string &error) {
   std::fill(grads.begin(), grads.end(), 0.f);
+  bool single = World::size() == 1;
   double sum = 0;
   for (int64_t micro = 0; micro < cfg.train.accumulate; ++micro) {
-    data->trainBatch(seed, step, micro, batch, tokens.data(), targets.data());
+    double weight = 1;
+    if (single) {
+      data->trainBatch(seed, step, micro, batch, tokens.data(), targets.data());
+    } else {
+      data->trainBatch(seed, step, micro, batch, globalTokens.data(),
+                       globalTargets.data());
+      weight = shard();
+      std::fill(microGrads.begin(), microGrads.end(), 0.f);
+    }
     if (!check(m.forward.call(rt, forwardArrays.data(), workspace->data,
-                              workspaceBytes, batch, seq, seq),
+                              workspaceBytes, localBatch, seq, seq),
                error) ||
         !check(m.backward.call(rt, backwardArrays.data(), workspace->data,
-                               workspaceBytes, batch, seq, seq),
+                               workspaceBytes, localBatch, seq, seq),
                error))
       return false;
-    sum += lossOut;
+    if (!single) {
+      float w = float(weight);
+      for (int64_t i = 0; i < n; ++i)
+        grads[size_t(i)] += w * microGrads[size_t(i)];
+    }
+    sum += weight * lossOut;
   }
-  loss = cfg.train.accumulate == 1 ? lossOut
-                                   : float(sum / double(cfg.train.accumulate));
+  if (!single &&
+      (!World::sum(grads.data(), n, error) || !World::sum(&sum, 1, error)))
+    return false;
+  loss = single && cfg.train.accumulate == 1
+             ? lossOut
+             : float(sum / double(cfg.train.accumulate));
   if (cfg.train.accumulate > 1) {
     float scale = float(1.0 / double(cfg.train.accumulate));
     for (float &g : grads)
       g *= scale;
   }
-  if (step == 1 && cfg.train.initGradNorms) {
+  if (step == 1 && cfg.train.initGradNorms && lead) {
     std::vector<double> norms(size_t(m.num_tensors));
     tfc_tensor_grad_norms(grads.data(), m.tensors, m.num_tensors, norms.data());
     std::ofstream f(fs::path(opt.dir) / "grad_norms.csv");
@@ -246,14 +312,23 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
 
 bool Run::evaluate(double &loss, std::string &error) {
   double sum = 0;
+  bool single = World::size() == 1;
   for (int64_t i = 0; i < cfg.train.evalBatches; ++i) {
-    data->evalBatch(i, batch, tokens.data(), targets.data());
+    double weight = 1;
+    if (single) {
+      data->evalBatch(i, batch, tokens.data(), targets.data());
+    } else {
+      data->evalBatch(i, batch, globalTokens.data(), globalTargets.data());
+      weight = shard();
+    }
     if (!check(m.forward.call(rt, forwardArrays.data(), workspace->data,
-                              workspaceBytes, batch, seq, seq),
+                              workspaceBytes, localBatch, seq, seq),
                error))
       return false;
-    sum += lossOut;
+    sum += weight * lossOut;
   }
+  if (!single && !World::sum(&sum, 1, error))
+    return false;
   loss = sum / double(cfg.train.evalBatches);
   return true;
 }
@@ -378,19 +453,23 @@ bool Run::train(RunSummary &summary, std::string &error) {
     while (std::getline(in, line))
       if (kept.empty() || std::atoll(line.c_str()) <= state.step)
         kept.push_back(line);
-    fmt::print(stderr, "{}resumed {} at step {}\n", opt.label, ckpt.string(),
-               state.step);
+    if (lead)
+      fmt::print(stderr, "{}resumed {} at step {}\n", opt.label, ckpt.string(),
+                 state.step);
   } else {
     if (!check(m.init(params.data(), seed), error))
       return false;
     state.step = 0;
   }
-  log.open(logPath, std::ios::trunc);
-  if (kept.empty())
-    log << "step,lr,loss,grad_norm,eval_loss,tokens_per_s,elapsed_s\n";
-  for (const std::string &line : kept)
-    log << line << "\n";
-  log.flush();
+  if (lead) {
+    log.open(logPath, std::ios::trunc);
+    if (kept.empty())
+      log << "step,lr,loss,grad_norm,eval_loss,tokens_per_s,elapsed_s,"
+             "comm_s\n";
+    for (const std::string &line : kept)
+      log << line << "\n";
+    log.flush();
+  }
 
   const TrainConfig &t = cfg.train;
   double start = now(), elapsed = 0;
@@ -400,7 +479,7 @@ bool Run::train(RunSummary &summary, std::string &error) {
   for (int64_t s = first; s <= lastStep; ++s) {
     float loss = 0;
     double gradNorm = 0;
-    double t0 = now();
+    double t0 = now(), comm0 = World::commSeconds();
     if (!step(s, loss, gradNorm, error))
       return false;
     double dt = now() - t0;
@@ -416,24 +495,27 @@ bool Run::train(RunSummary &summary, std::string &error) {
                              : std::min(summary.bestEval, evalLoss);
     }
     float lr = tfc_lr_schedule_at(&state.schedule, state.adam.lr, s);
-    if (s % t.logEvery == 0 || last || evalLoss >= 0) {
+    double comm = World::commSeconds() - comm0; // Allreduces, this step.
+    if (lead && (s % t.logEvery == 0 || last || evalLoss >= 0)) {
       log << s << ","
           << fmt::format("{:.9g},{:.9g},{:.9g},", lr, loss, gradNorm)
           << (evalLoss >= 0 ? fmt::format("{:.9g}", evalLoss) : "") << ","
-          << fmt::format("{:.0f},{:.3f}", tps, elapsed) << "\n";
+          << fmt::format("{:.0f},{:.3f},{:.6f}", tps, elapsed, comm) << "\n";
       log.flush();
     }
-    progress(s, loss, lr, gradNorm, tps, elapsed, last || evalLoss >= 0);
-    if (evalLoss >= 0 && !opt.liveLine)
+    if (lead)
+      progress(s, loss, lr, gradNorm, tps, elapsed, last || evalLoss >= 0);
+    if (lead && evalLoss >= 0 && !opt.liveLine)
       fmt::print(stderr, "{}step {}: eval loss {:.4f}\n", opt.label, s,
                  evalLoss);
     // A cut run (--until) is saved where it stops, to be resumed.
-    if ((t.checkpointEvery > 0 && (s % t.checkpointEvery == 0 || last)) ||
-        (s == lastStep && !last)) {
+    if (lead &&
+        ((t.checkpointEvery > 0 && (s % t.checkpointEvery == 0 || last)) ||
+         (s == lastStep && !last))) {
       if (!saveCheckpoint(s, error))
         return false;
     }
-    if (t.sampleEvery > 0 && (s % t.sampleEvery == 0 || last) &&
+    if (lead && t.sampleEvery > 0 && (s % t.sampleEvery == 0 || last) &&
         m.decode.call && data->isText() && !sample(s, error))
       return false;
     summary.lastLoss = loss;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "train/DataParallel.h"
 #include "train/Model.h"
 #include "train/Report.h"
 #include "train/RunConfig.h"
@@ -37,7 +38,10 @@ constexpr const char *kUsage =
     "  --set k=v        a run key, e.g. --set train.steps=20 (TOML value)\n"
     "  --jobs N         train N runs of a grid at once (default 1)\n"
     "  --until STEP     stop each run after STEP, with a checkpoint (resume "
-    "later)\n";
+    "later)\n"
+    "  --version        the version, and whether MPI is built in\n"
+    "Under mpirun -np N the ranks share each run, each training its shard of "
+    "every batch\n(docs/train.md).\n";
 
 int usage(const std::string &message) {
   fmt::print(stderr, "tfc-train: error: {}\n{}", message, kUsage);
@@ -55,32 +59,39 @@ std::string folderName(const std::string &name) {
   return s;
 }
 
+/// Prints a run's failure; on several ranks, stops them all (a failing
+/// rank must not leave the others waiting in an allreduce).
+int failRun(const std::string &label, const std::string &error) {
+  std::string rank =
+      World::size() > 1 ? fmt::format("[rank {}] ", World::rank()) : "";
+  // Errors about the config's keys come located ("run.toml:9:9: error:").
+  bool located = error.find(": error: ") != std::string::npos &&
+                 error.find('\n') == std::string::npos;
+  fmt::print(stderr, "{}{}{}{}\n", located ? "" : "tfc-train: error: ", rank,
+             label, error);
+  if (World::size() > 1)
+    World::abort(1);
+  return 1;
+}
+
 /// Trains one run on the shared model `so`; the exit code.
 int trainOne(const RunConfig &run, const std::string &so,
              const std::string &dir, bool resume, int64_t until, bool live,
              const std::string &label) {
   std::string error;
   std::unique_ptr<Model> model = Model::open(so, error);
-  if (!model) {
-    fmt::print(stderr, "tfc-train: error: {}{}\n", label, error);
-    return 1;
-  }
+  if (!model)
+    return failRun(label, error);
   RunOptions options{dir, resume, until, live, label};
   RunSummary summary;
-  if (!trainRun(run, *model, options, summary, error)) {
-    // Errors about the config's keys come located ("run.toml:9:9: error:").
-    if (error.find(": error: ") != std::string::npos)
-      fmt::print(stderr, "{}{}\n", label, error);
-    else
-      fmt::print(stderr, "tfc-train: error: {}{}\n", label, error);
-    return 1;
-  }
+  if (!trainRun(run, *model, options, summary, error))
+    return failRun(label, error);
   return 0;
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   std::string configPath, out;
   std::vector<std::string> overrides;
   bool resume = false;
@@ -96,6 +107,9 @@ int main(int argc, char **argv) {
     };
     if (a == "--help" || a == "-h") {
       fmt::print("{}", kUsage);
+      return 0;
+    } else if (a == "--version") {
+      fmt::print("tfc-train {}\nMPI: {}\n", TFC_VERSION, World::describe());
       return 0;
     } else if (a == "--resume") {
       resume = true;
@@ -131,6 +145,9 @@ int main(int argc, char **argv) {
   }
   if (configPath.empty())
     return usage("no run config");
+  if (jobs > 1 && World::size() > 1)
+    return usage("--jobs runs several runs at once in one process; under "
+                 "mpirun the ranks share each run");
 
   tfc::spec::Diagnostic diag;
   std::optional<Config> config = readConfig(configPath, overrides, diag);
@@ -148,20 +165,26 @@ int main(int argc, char **argv) {
         run.name,
         (fs::path(config->outputDir) / folderName(run.name)).string());
   // Every model first, here: runs that share one then share its build.
+  // Rank 0 compiles; the others then find the builds in the cache.
   std::vector<std::string> models;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    std::string error;
-    models.push_back(
-        Model::build(config->runs[i].model,
-                     (fs::path(config->outputDir) / "models").string(),
-                     runs[i].second, error));
-    if (models.back().empty()) {
-      bool located = error.find(": error: ") != std::string::npos &&
-                     error.find('\n') == std::string::npos;
-      fmt::print(stderr, "{}{}\n", located ? "" : "tfc-train: error: ", error);
-      return 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    if ((pass == 0) != (World::rank() == 0))
+      continue;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      std::string error;
+      std::string so =
+          Model::build(config->runs[i].model,
+                       (fs::path(config->outputDir) / "models").string(),
+                       runs[i].second, error);
+      if (so.empty())
+        return failRun("", error);
+      models.push_back(so);
     }
+    if (pass == 0 && World::size() > 1)
+      World::agree(true); // The builds are there.
   }
+  if (World::rank() != 0)
+    World::agree(true);
   bool many = runs.size() > 1;
   bool live = isatty(2) && (jobs == 1 || !many);
   int failed = 0;
@@ -200,10 +223,23 @@ int main(int argc, char **argv) {
   }
   if (failed)
     return 1;
+  if (World::rank() != 0)
+    return 0;
   std::string error;
   if (!writeReport(config->outputDir, runs, config->plot, error)) {
     fmt::print(stderr, "tfc-train: error: {}\n", error);
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  std::string error;
+  if (!tfc::train::World::init(argc, argv, error)) {
+    fmt::print(stderr, "tfc-train: error: {}\n", error);
+    return 1;
+  }
+  int rc = run(argc, argv);
+  tfc::train::World::finalize();
+  return rc;
 }
