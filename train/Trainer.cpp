@@ -40,6 +40,14 @@ struct Aligned {
   Aligned(const Aligned &) = delete;
 };
 
+/// A CUDA build's copy of an array in device memory (tfc_cuda_malloc);
+/// freed with the run.
+struct DeviceArray {
+  void *ptr = nullptr;
+  size_t bytes = 0;
+  ~DeviceArray() { tfc_cuda_free(ptr); }
+};
+
 /// The pointers of `entry`'s arrays, found by name in `named`; false and
 /// `error` for an array tfc-train does not provide.
 bool bind(const tfc_entry_info &entry,
@@ -107,6 +115,22 @@ private:
   float lossOut = 0;
   std::unique_ptr<Aligned> workspace;
   int64_t workspaceBytes = 0;
+  // CUDA builds: the arrays the model reads and writes live on the device;
+  // the host keeps the optimizer (Adam, clipping, the allreduce: MPI over
+  // host copies) and copies parameters up after every step, gradients down
+  // after every backward.
+  bool cuda = false;
+  DeviceArray dParams, dGrads, dTokens, dTargets, dLengths, dLogits, dLoss,
+      dWorkspace;
+  void *context() { return cuda ? nullptr : static_cast<void *>(rt); }
+  void *workspacePtr() { return cuda ? dWorkspace.ptr : workspace->data; }
+  bool toDevice(DeviceArray &d, const void *host, std::string &error) {
+    return !cuda ||
+           check(tfc_cuda_memcpy_to_device(d.ptr, host, d.bytes), error);
+  }
+  bool toHost(void *host, const DeviceArray &d, std::string &error) {
+    return !cuda || check(tfc_cuda_memcpy_to_host(host, d.ptr, d.bytes), error);
+  }
   std::vector<void *> forwardArrays, backwardArrays;
   tfc_checkpoint_model ckptModel{};
   tfc_checkpoint_state state{};
@@ -133,10 +157,11 @@ bool Run::setUp(std::string &error) {
                                "no backward",
                                m.name),
            false;
-  if (m.device != TFC_DEVICE_CPU)
-    return error = fmt::format("model {} is a CUDA build: tfc-train runs CPU "
-                               "models",
-                               m.name),
+  cuda = m.device == TFC_DEVICE_CUDA;
+  if (cuda && !tfc_cuda_available())
+    return error = fmt::format("model {} is a CUDA build and there is no "
+                               "CUDA device: {}",
+                               m.name, tfc_last_error()),
            false;
   int ranks = World::size();
   lead = World::rank() == 0;
@@ -185,14 +210,31 @@ bool Run::setUp(std::string &error) {
   if (ranks > 1) {
     globalTokens.assign(size_t(batch * seq), 0);
     globalTargets.assign(size_t(batch * seq), 0);
-    microGrads.assign(size_t(n), 0.f);
   }
+  if (ranks > 1 || cuda)
+    microGrads.assign(size_t(n), 0.f);
   lengths.assign(size_t(localBatch), int32_t(seq));
   logits.assign(size_t(localBatch * seq * m.vocab), 0.f);
   workspaceBytes = m.workspace_size(localBatch, seq, seq);
-  workspace = std::make_unique<Aligned>(workspaceBytes);
+  workspace = std::make_unique<Aligned>(cuda ? 0 : workspaceBytes);
   if (workspaceBytes < 0 || !workspace->data)
     return error = "cannot allocate the workspace", false;
+  if (cuda) {
+    auto alloc = [&](DeviceArray &d, size_t bytes) {
+      d.bytes = bytes;
+      return check(tfc_cuda_malloc(&d.ptr, std::max<size_t>(bytes, 4)), error);
+    };
+    if (!alloc(dParams, sizeof(float) * size_t(n)) ||
+        !alloc(dGrads, sizeof(float) * size_t(n)) ||
+        !alloc(dTokens, sizeof(int32_t) * tokens.size()) ||
+        !alloc(dTargets, sizeof(int32_t) * targets.size()) ||
+        !alloc(dLengths, sizeof(int32_t) * lengths.size()) ||
+        !alloc(dLogits, sizeof(float) * logits.size()) ||
+        !alloc(dLoss, sizeof(float)) ||
+        !alloc(dWorkspace, size_t(workspaceBytes)) ||
+        !toDevice(dLengths, lengths.data(), error))
+      return false;
+  }
   std::map<std::string, void *> named{
       {"params", params.data()},
       {"tokens", tokens.data()},
@@ -202,6 +244,11 @@ bool Run::setUp(std::string &error) {
       {"loss", &lossOut},
       // Several ranks: each micro-batch's gradient on its own, weighted.
       {"d_params", ranks > 1 ? microGrads.data() : grads.data()}};
+  if (cuda)
+    named = {{"params", dParams.ptr},   {"tokens", dTokens.ptr},
+             {"targets", dTargets.ptr}, {"lengths", dLengths.ptr},
+             {"logits", dLogits.ptr},   {"loss", dLoss.ptr},
+             {"d_params", dGrads.ptr}};
   if (!bind(m.forward, named, forwardArrays, error) ||
       !bind(m.backward, named, backwardArrays, error))
     return false;
@@ -255,14 +302,20 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
       weight = shard();
       std::fill(microGrads.begin(), microGrads.end(), 0.f);
     }
-    if (!check(m.forward.call(rt, forwardArrays.data(), workspace->data,
+    if (!toDevice(dTokens, tokens.data(), error) ||
+        !toDevice(dTargets, targets.data(), error) ||
+        (cuda &&
+         !check(tfc_cuda_memset_zero(dGrads.ptr, dGrads.bytes), error)) ||
+        !check(m.forward.call(context(), forwardArrays.data(), workspacePtr(),
                               workspaceBytes, localBatch, seq, seq),
                error) ||
-        !check(m.backward.call(rt, backwardArrays.data(), workspace->data,
+        !check(m.backward.call(context(), backwardArrays.data(), workspacePtr(),
                                workspaceBytes, localBatch, seq, seq),
-               error))
+               error) ||
+        !toHost(&lossOut, dLoss, error) ||
+        !toHost(microGrads.data(), dGrads, error))
       return false;
-    if (!single) {
+    if (!single || cuda) {
       float w = float(weight);
       for (int64_t i = 0; i < n; ++i)
         grads[size_t(i)] += w * microGrads[size_t(i)];
@@ -307,7 +360,8 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
   float lr = tfc_lr_schedule_at(&state.schedule, state.adam.lr, step);
   return check(tfc_adam_step_rt(rt, &state.adam, lr, step, params.data(),
                                 grads.data(), adamM.data(), adamV.data(), n),
-               error);
+               error) &&
+         toDevice(dParams, params.data(), error);
 }
 
 bool Run::evaluate(double &loss, std::string &error) {
@@ -321,9 +375,12 @@ bool Run::evaluate(double &loss, std::string &error) {
       data->evalBatch(i, batch, globalTokens.data(), globalTargets.data());
       weight = shard();
     }
-    if (!check(m.forward.call(rt, forwardArrays.data(), workspace->data,
+    if (!toDevice(dTokens, tokens.data(), error) ||
+        !toDevice(dTargets, targets.data(), error) ||
+        !check(m.forward.call(context(), forwardArrays.data(), workspacePtr(),
                               workspaceBytes, localBatch, seq, seq),
-               error))
+               error) ||
+        !toHost(&lossOut, dLoss, error))
       return false;
     sum += weight * lossOut;
   }
@@ -461,6 +518,8 @@ bool Run::train(RunSummary &summary, std::string &error) {
       return false;
     state.step = 0;
   }
+  if (!toDevice(dParams, params.data(), error))
+    return false;
   if (lead) {
     log.open(logPath, std::ios::trunc);
     if (kept.empty())
@@ -516,7 +575,7 @@ bool Run::train(RunSummary &summary, std::string &error) {
         return false;
     }
     if (lead && t.sampleEvery > 0 && (s % t.sampleEvery == 0 || last) &&
-        m.decode.call && data->isText() && !sample(s, error))
+        m.decode.call && data->isText() && !cuda && !sample(s, error))
       return false;
     summary.lastLoss = loss;
     summary.steps = s;

@@ -52,17 +52,17 @@ GP
   echo "plot: $out/gradnorm.png"
 fi
 
-steps=$(awk -F, 'NR > 1 { if ($2 > s) s = $2 } END { print s }' "$out/loss.csv")
+# From each run's log.csv (the merged loss.csv quotes run names that hold
+# commas): the loss at steps 100, 200, 300 and the last.
+steps=$(tail -n 1 "$(ls "$out"/*/log.csv | head -n 1)" | cut -d, -f1)
 echo
 echo "loss at steps 100, 200, 300 and $steps"
 printf "%-52s %9s %9s %9s %9s\n" run 100 200 300 "$steps"
-awk -F, -v last="$steps" '
-  NR > 1 && ($2 == 100 || $2 == 200 || $2 == 300 || $2 == last) {
-    gsub(/"/, "", $1); v[$1, $2] = $4; keys[$1] = 1 }
-  END {
-    for (k in keys)
-      printf "%-52s %9.4f %9.4f %9.4f %9.4f\n", k, v[k,100], v[k,200], v[k,300], v[k,last] }' \
-  "$out/loss.csv" | sort
+for log in "$out"/*/log.csv; do
+  awk -F, -v last="$steps" -v run="$(basename "$(dirname "$log")")" '
+    $1 == 100 || $1 == 200 || $1 == 300 || $1 == last { v[$1] = $3 }
+    END { printf "%-52s %9.4f %9.4f %9.4f %9.4f\n", run, v[100], v[200], v[300], v[last] }' "$log"
+done | sort
 cat <<SEED
 seed 001: post-LN no warm-up ~4.16 throughout (4.1617 4.1616 4.1615 at 1200);
           post-LN warm-up 400: 4.0 @100, 2.84 @200, 0.01-0.08 @300, one seed
