@@ -67,7 +67,7 @@ bool bind(const tfc_entry_info &entry,
   return true;
 }
 
-std::string hexFree(const std::string &text) {
+std::string printable(const std::string &text) {
   std::string s;
   for (unsigned char c : text)
     s += (c == '\n' || c == '\t' || (c >= 32 && c < 127))
@@ -448,9 +448,9 @@ bool Run::sample(int64_t step, std::string &error) {
     row = out.data();
   }
   std::ofstream(fs::path(opt.dir) / "samples.txt", std::ios::app)
-      << "step " << step << ": " << hexFree(text) << "\n";
+      << "step " << step << ": " << printable(text) << "\n";
   fmt::print(stderr, "{}sample at step {}: {}\n", opt.label, step,
-             hexFree(text));
+             printable(text));
   return true;
 }
 

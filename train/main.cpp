@@ -99,11 +99,9 @@ int run(int argc, char **argv) {
   long long until = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char *flag) -> const char * {
-      if (i + 1 >= argc)
-        return nullptr;
-      (void)flag;
-      return argv[++i];
+    // The value after an option, or NULL at the end of the line.
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
     };
     if (a == "--help" || a == "-h") {
       fmt::print("{}", kUsage);
@@ -114,23 +112,23 @@ int run(int argc, char **argv) {
     } else if (a == "--resume") {
       resume = true;
     } else if (a == "--out") {
-      const char *v = value("--out");
+      const char *v = value();
       if (!v)
         return usage("--out needs a folder");
       out = v;
     } else if (a == "--set") {
-      const char *v = value("--set");
+      const char *v = value();
       if (!v)
         return usage("--set needs key=value");
       overrides.push_back(v);
     } else if (a == "--jobs") {
-      const char *v = value("--jobs");
+      const char *v = value();
       char *end = nullptr;
       jobs = v ? std::strtol(v, &end, 10) : 0;
       if (!v || *end || jobs < 1 || jobs > 256)
         return usage("--jobs needs a number in [1, 256]");
     } else if (a == "--until") {
-      const char *v = value("--until");
+      const char *v = value();
       char *end = nullptr;
       until = v ? std::strtoll(v, &end, 10) : 0;
       if (!v || *end || until < 1)
@@ -165,25 +163,23 @@ int run(int argc, char **argv) {
         run.name,
         (fs::path(config->outputDir) / folderName(run.name)).string());
   // Every model first, here: runs that share one then share its build.
-  // Rank 0 compiles; the others then find the builds in the cache.
+  // Rank 0 compiles while the others wait; they then find every build in
+  // the cache (a failing rank 0 stops them with MPI_Abort).
+  bool several = World::size() > 1, leader = World::rank() == 0;
+  if (several && !leader)
+    World::agree(true);
   std::vector<std::string> models;
-  for (int pass = 0; pass < 2; ++pass) {
-    if ((pass == 0) != (World::rank() == 0))
-      continue;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      std::string error;
-      std::string so =
-          Model::build(config->runs[i].model,
-                       (fs::path(config->outputDir) / "models").string(),
-                       runs[i].second, error);
-      if (so.empty())
-        return failRun("", error);
-      models.push_back(so);
-    }
-    if (pass == 0 && World::size() > 1)
-      World::agree(true); // The builds are there.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string error;
+    std::string so =
+        Model::build(config->runs[i].model,
+                     (fs::path(config->outputDir) / "models").string(),
+                     runs[i].second, error);
+    if (so.empty())
+      return failRun("", error);
+    models.push_back(so);
   }
-  if (World::rank() != 0)
+  if (several && leader)
     World::agree(true);
   bool many = runs.size() > 1;
   bool live = isatty(2) && (jobs == 1 || !many);

@@ -73,12 +73,12 @@ bool tfc::linkSharedModel(StringRef object, StringRef output,
   int rc = sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0,
                                &message);
   if (rc != 0) {
-    std::string output = "";
+    std::string said; // The linker's own words.
     if (auto text = MemoryBuffer::getFile(log))
-      output = (*text)->getBuffer().rtrim().str();
+      said = (*text)->getBuffer().rtrim().str();
     error = "linking the shared object failed (" +
             (message.empty() ? "exit code " + std::to_string(rc) : message) +
-            ")" + (output.empty() ? "" : ": " + output);
+            ")" + (said.empty() ? "" : ": " + said);
   }
   sys::fs::remove(log);
   return rc == 0;

@@ -144,4 +144,18 @@ TEST(ModelDescriptorTest, ArraysByNameAndTheirSizes) {
   EXPECT_EQ(tfc_array_numel(nullptr, 1, 1, 1), -1);
 }
 
+TEST(ModelDescriptorTest, OpenRefusesNullArguments) {
+  const tfc_model *m = reinterpret_cast<const tfc_model *>(1);
+  void *handle = &m;
+  EXPECT_EQ(tfc_model_open(nullptr, &m, &handle), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_model_open: path is NULL");
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(handle, nullptr);
+  EXPECT_EQ(tfc_model_open("x.so", nullptr, &handle), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_model_open: model is NULL");
+  EXPECT_EQ(tfc_model_open("x.so", &m, nullptr), TFC_ERR_NULL_POINTER);
+  EXPECT_STREQ(tfc_last_error(), "tfc_model_open: handle is NULL");
+  EXPECT_EQ(tfc_model_close(nullptr), TFC_OK);
+}
+
 } // namespace

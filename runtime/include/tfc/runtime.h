@@ -439,7 +439,7 @@ typedef int32_t (*tfc_entry_fn)(void *context, void *const *arrays,
                                 int64_t batch, int64_t seq, int64_t enc_seq);
 
 typedef struct tfc_entry_info {
-  const char *name; /* the typed function, "gpt2_forward"; NULL if absent */
+  const char *name;  /* the typed function, "gpt2_forward"; NULL if absent */
   tfc_entry_fn call; /* NULL when the model has no such entry point */
   int32_t num_arrays;
   const tfc_array_info *arrays;
@@ -498,8 +498,8 @@ int32_t tfc_entry_find_array(const tfc_entry_info *entry, const char *name);
  * shape, TFC_DIM_* replaced by batch, seq, enc_seq; 1 for rank 0), or -1
  * for a NULL array, an opaque one, a dimension it does not know or a
  * product past INT64_MAX. */
-int64_t tfc_array_numel(const tfc_array_info *array, int64_t batch,
-                        int64_t seq, int64_t enc_seq);
+int64_t tfc_array_numel(const tfc_array_info *array, int64_t batch, int64_t seq,
+                        int64_t enc_seq);
 
 /* Shared objects (`tfc --emit=shared -o libNAME.so`) also export
  * `const tfc_model *tfc_shared_model(void)`, the one model they hold, so a
