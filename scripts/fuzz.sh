@@ -68,7 +68,8 @@ done
 # refused.
 n=0
 for f in "$root"/examples/*/run.toml "$root"/test/Train/Inputs/*.toml \
-  "$root"/test/Train/Inputs/invalid/*.toml; do
+  "$root"/test/Train/Inputs/invalid/*.toml \
+  "$root"/fuzz/seeds/runconfig/*.toml; do
   [ -f "$f" ] || continue
   cp "$f" "$corpus/runconfig/seed/$n.toml"
   n=$((n + 1))

@@ -54,10 +54,10 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   echo "== fuzz (${fuzz_seconds} s per target)"
   fuzz_log=$(mktemp)
   bash "$root/scripts/fuzz.sh" "$fuzz_seconds" 2>&1 | tee "$fuzz_log" |
-    grep -E '^(spec|ir|safetensors|hfconfig): |^  |ninja: build stopped|error'
+    grep -E '^(spec|runconfig|ir|safetensors|hfconfig): |^  |ninja: build stopped|error'
   fuzz_rc=${PIPESTATUS[0]}
-  fuzz_passed=$(grep -cE '^(spec|ir|safetensors|hfconfig): .*no findings$' "$fuzz_log")
-  fuzz_failed=$(grep -cE '^(spec|ir|safetensors|hfconfig): .*FINDING' "$fuzz_log")
+  fuzz_passed=$(grep -cE '^(spec|runconfig|ir|safetensors|hfconfig): .*no findings$' "$fuzz_log")
+  fuzz_failed=$(grep -cE '^(spec|runconfig|ir|safetensors|hfconfig): .*FINDING' "$fuzz_log")
   [ "$fuzz_rc" -ne 0 ] && [ "$fuzz_failed" -eq 0 ] && fuzz_failed=1
   passed=$((passed + fuzz_passed))
   failed=$((failed + fuzz_failed))
