@@ -88,6 +88,11 @@ cuda_emu = os.path.join(config.tfc_obj_root, "lib", "libtfc_cuda_emu.so")
 if os.path.exists(cuda_emu):
     config.available_features.add("cuda-emu")
     config.substitutions.append(("%cuda_emu", cuda_emu))
+# Its NCCL (built with MPI): tfc-train's allreduce over device buffers.
+nccl_emu = os.path.join(config.tfc_obj_root, "lib", "libtfc_nccl_emu.so")
+if os.path.exists(nccl_emu):
+    config.available_features.add("nccl-emu")
+    config.substitutions.append(("%nccl_emu", nccl_emu))
 
 # A TFC_SANITIZE build: every sanitizer report is fatal, leaks included (the
 # same defaults as scripts/test-sanitized.sh, unless the environment sets its

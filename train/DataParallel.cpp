@@ -64,6 +64,13 @@ std::string World::describe() {
   return "yes (" + s.substr(0, comma) + ")";
 }
 
+static std::string mpiError(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  return std::string(text, size_t(length));
+}
+
 template <typename T>
 static bool sumIn(T *data, int64_t n, MPI_Datatype type, std::string &error) {
   if (World::size() == 1)
@@ -74,11 +81,8 @@ static bool sumIn(T *data, int64_t n, MPI_Datatype type, std::string &error) {
     int rc = MPI_Allreduce(MPI_IN_PLACE, data + at, count, type, MPI_SUM,
                            MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {
-      char text[MPI_MAX_ERROR_STRING];
-      int length = 0;
-      MPI_Error_string(rc, text, &length);
       error = fmt::format("MPI_Allreduce of {} values failed: {}", count,
-                          std::string(text, size_t(length)));
+                          mpiError(rc));
       return false;
     }
   }
@@ -95,6 +99,30 @@ bool World::agree(bool ok) {
   int v = ok ? 1 : 0;
   MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return v != 0;
+}
+bool World::all(bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return v != 0;
+}
+bool World::broadcast(void *data, int64_t bytes, std::string &error) {
+  int rc = MPI_Bcast(data, int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return error = fmt::format("MPI_Bcast of {} bytes failed: {}", bytes,
+                               mpiError(rc)),
+           false;
+  return true;
+}
+int World::localRank() {
+  static int local = -1;
+  if (local < 0) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank(),
+                        MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+  }
+  return local;
 }
 void World::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
@@ -118,6 +146,9 @@ std::string World::describe() { return "no (built without MPI)"; }
 bool World::sum(float *, int64_t, std::string &) { return true; }
 bool World::sum(double *, int64_t, std::string &) { return true; }
 bool World::agree(bool ok) { return ok; }
+bool World::all(bool ok) { return ok; }
+bool World::broadcast(void *, int64_t, std::string &) { return true; }
+int World::localRank() { return 0; }
 void World::abort(int code) { std::exit(code); }
 
 #endif

@@ -8,7 +8,8 @@
 // replicated, not sharded). Rank 0 writes the logs, the checkpoints and the
 // samples; a failing rank stops all of them with MPI_Abort and its message.
 // The backward is one call of the compiled model, so nothing overlaps it:
-// the buckets are reduced after it (docs/train.md, "Data parallel").
+// the buckets are reduced after it (docs/train.md, "Data parallel"). CUDA
+// builds reduce on the device with NCCL when it loads (train/Nccl.h).
 //
 // Built without MPI (no libopenmpi-dev at configure time), the world is one
 // rank, and a launch by mpirun is refused with a message saying so.
@@ -41,6 +42,12 @@ public:
   static bool sum(double *data, int64_t n, std::string &error);
   /// Rank 0's `ok` on every rank (a step only rank 0 takes, shared).
   static bool agree(bool ok);
+  /// Whether `ok` holds on every rank.
+  static bool all(bool ok);
+  /// Rank 0's `bytes` bytes at `data` on every rank.
+  static bool broadcast(void *data, int64_t bytes, std::string &error);
+  /// This rank's index among the ranks on its machine (the GPU it takes).
+  static int localRank();
   /// Stops every rank (after this one printed why); exit code `code`.
   [[noreturn]] static void abort(int code);
   static double commSeconds();

@@ -3,6 +3,7 @@
 #include "train/Trainer.h"
 
 #include "train/DataParallel.h"
+#include "train/Nccl.h"
 
 #include "tfc/checkpoint.h"
 
@@ -116,10 +117,17 @@ private:
   std::unique_ptr<Aligned> workspace;
   int64_t workspaceBytes = 0;
   // CUDA builds: the arrays the model reads and writes live on the device;
-  // the host keeps the optimizer (Adam, clipping, the allreduce: MPI over
-  // host copies) and copies parameters up after every step, gradients down
-  // after every backward.
+  // the host keeps the optimizer (Adam, clipping) and copies parameters up
+  // after every step, gradients down after every backward. Several ranks
+  // allreduce each backward's gradients on the device with NCCL when it
+  // loads, else with MPI over the host copies.
   bool cuda = false;
+  std::unique_ptr<Nccl> nccl;
+  double commSeconds() const {
+    return World::commSeconds() + (nccl ? nccl->seconds() : 0);
+  }
+  bool pickDevice(std::string &error);
+  bool openNccl(std::string &error);
   DeviceArray dParams, dGrads, dTokens, dTargets, dLengths, dLogits, dLoss,
       dWorkspace;
   void *context() { return cuda ? nullptr : static_cast<void *>(rt); }
@@ -157,14 +165,11 @@ bool Run::setUp(std::string &error) {
                                "no backward",
                                m.name),
            false;
-  cuda = m.device == TFC_DEVICE_CUDA;
-  if (cuda && !tfc_cuda_available())
-    return error = fmt::format("model {} is a CUDA build and there is no "
-                               "CUDA device: {}",
-                               m.name, tfc_last_error()),
-           false;
-  int ranks = World::size();
   lead = World::rank() == 0;
+  cuda = m.device == TFC_DEVICE_CUDA;
+  if (cuda && !pickDevice(error))
+    return false;
+  int ranks = World::size();
   if (batch % ranks != 0)
     return error = cfg.located("train.batch",
                                fmt::format("'train.batch' = {} is not a "
@@ -232,7 +237,8 @@ bool Run::setUp(std::string &error) {
         !alloc(dLogits, sizeof(float) * logits.size()) ||
         !alloc(dLoss, sizeof(float)) ||
         !alloc(dWorkspace, size_t(workspaceBytes)) ||
-        !toDevice(dLengths, lengths.data(), error))
+        !toDevice(dLengths, lengths.data(), error) ||
+        (ranks > 1 && !openNccl(error)))
       return false;
   }
   std::map<std::string, void *> named{
@@ -269,6 +275,45 @@ bool Run::setUp(std::string &error) {
   state.rng_bytes = sizeof seed;
   return check(tfc_adam_config_check(&state.adam), error) &&
          check(tfc_lr_schedule_check(&state.schedule), error);
+}
+
+/// A CUDA build's device: TFC_CUDA_DEVICE when set, else on several ranks
+/// the rank's index on its machine modulo the GPUs there (one GPU a rank
+/// when there are as many). Before the first context: the runtime reads
+/// TFC_CUDA_DEVICE when it retains one.
+bool Run::pickDevice(std::string &error) {
+  if (!tfc_cuda_available())
+    return error = fmt::format("model {} is a CUDA build and there is no "
+                               "CUDA device: {}",
+                               m.name, tfc_last_error()),
+           false;
+  if (World::size() == 1 || std::getenv("TFC_CUDA_DEVICE"))
+    return true;
+  int32_t devices = 0;
+  if (!check(tfc_cuda_device_count(&devices), error))
+    return false;
+  int local = World::localRank();
+  setenv("TFC_CUDA_DEVICE", std::to_string(local % devices).c_str(), 1);
+  if (local >= devices && lead)
+    fmt::print(stderr,
+               "{}warning: more ranks on this machine than its {} GPUs: "
+               "some share one\n",
+               opt.label, devices);
+  return true;
+}
+
+/// NCCL for the gradient allreduce when it loads on every rank, else MPI
+/// over host copies; rank 0 says which, and why not NCCL.
+bool Run::openNccl(std::string &error) {
+  std::string why;
+  nccl = Nccl::open(why, error);
+  if (!nccl && !error.empty())
+    return false;
+  if (lead)
+    fmt::print(stderr, "{}gradient allreduce: {}\n", opt.label,
+               nccl ? nccl->describe() + " over device buffers"
+                    : "MPI over host copies (" + why + ")");
+  return true;
 }
 
 /// Copies this rank's sequences out of the global batch; returns its
@@ -313,17 +358,19 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
                                workspaceBytes, localBatch, seq, seq),
                error) ||
         !toHost(&lossOut, dLoss, error) ||
+        (nccl && !nccl->sumScaled(static_cast<float *>(dGrads.ptr), n,
+                                  float(weight), error)) ||
         !toHost(microGrads.data(), dGrads, error))
       return false;
     if (!single || cuda) {
-      float w = float(weight);
+      float w = nccl ? 1.f : float(weight); // NCCL weighted it.
       for (int64_t i = 0; i < n; ++i)
         grads[size_t(i)] += w * microGrads[size_t(i)];
     }
     sum += weight * lossOut;
   }
-  if (!single &&
-      (!World::sum(grads.data(), n, error) || !World::sum(&sum, 1, error)))
+  if (!single && ((!nccl && !World::sum(grads.data(), n, error)) ||
+                  !World::sum(&sum, 1, error)))
     return false;
   loss = single && cfg.train.accumulate == 1
              ? lossOut
@@ -538,7 +585,7 @@ bool Run::train(RunSummary &summary, std::string &error) {
   for (int64_t s = first; s <= lastStep; ++s) {
     float loss = 0;
     double gradNorm = 0;
-    double t0 = now(), comm0 = World::commSeconds();
+    double t0 = now(), comm0 = commSeconds();
     if (!step(s, loss, gradNorm, error))
       return false;
     double dt = now() - t0;
@@ -554,7 +601,7 @@ bool Run::train(RunSummary &summary, std::string &error) {
                              : std::min(summary.bestEval, evalLoss);
     }
     float lr = tfc_lr_schedule_at(&state.schedule, state.adam.lr, s);
-    double comm = World::commSeconds() - comm0; // Allreduces, this step.
+    double comm = commSeconds() - comm0; // Allreduces, this step.
     if (lead && (s % t.logEvery == 0 || last || evalLoss >= 0)) {
       log << s << ","
           << fmt::format("{:.9g},{:.9g},{:.9g},", lr, loss, gradNorm)
