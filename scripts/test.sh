@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, then runs the unit
 # tests (GoogleTest), the lit suite (Spec, Dialect, Conversion, Driver and
-# the PyTorch conformance in Numerics) and each libFuzzer target for 60 s
+# the PyTorch conformance in Numerics) and each libFuzzer target for 45 s
 # (scripts/fuzz.sh; TFC_FUZZ_SECONDS=0 skips them). Prints one closing line
 # "N passed, M failed" and exits non-zero on any failure.
 set -uo pipefail
@@ -47,9 +47,9 @@ passed=$((passed + lit_passed))
 failed=$((failed + lit_failed))
 rm -f "$lit_log"
 
-# libFuzzer: each target for TFC_FUZZ_SECONDS (default 60; 0 skips), built
+# libFuzzer: each target for TFC_FUZZ_SECONDS (default 45; 0 skips), built
 # with clang-22 into build-fuzz/. About 4 minutes on 2 cores, build included.
-fuzz_seconds="${TFC_FUZZ_SECONDS:-60}"
+fuzz_seconds="${TFC_FUZZ_SECONDS:-45}"
 if [ "$fuzz_seconds" -gt 0 ]; then
   echo "== fuzz (${fuzz_seconds} s per target)"
   fuzz_log=$(mktemp)

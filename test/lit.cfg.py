@@ -37,6 +37,20 @@ llvm_config.add_tool_substitutions([ToolSubst("tfc", pre=r".-^/\<="), "tfc-opt",
                                     "tfc-emu", "tfc-train"],
                                    tool_dirs)
 
+# The install tests (test/Install): cmake and pkg-config on PATH.
+config.substitutions.append(("%tfc_obj", config.tfc_obj_root))
+# The pkg-config package's name, as a substitution applied after the tool
+# substitutions (which would turn a bare `tfc` into build/bin/tfc).
+config.substitutions.append(("%tfc_pkg", "tfc"))
+for tool in ("cmake", "pkg-config"):
+    if shutil.which(tool):
+        config.available_features.add(tool)
+
+# The long tier (scripts/test-long.sh sets TFC_LONG_TESTS=1): the full
+# products and repeats that CI's suite samples (tests with REQUIRES: long).
+if os.environ.get("TFC_LONG_TESTS") == "1":
+    config.available_features.add("long")
+
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).
 if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:
     config.available_features.add("torch")

@@ -120,6 +120,9 @@ def main(argv=None):
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--ldflags", default="")
     ap.add_argument("--filter", metavar="REGEX", help="only specs whose name matches")
+    ap.add_argument("--pairwise", action="store_true",
+                    help="of conformance.py's block matrix only the pairwise "
+                    "covering blocks (conformance.py --pairwise)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     ap.add_argument("--cuda", action="store_true",
@@ -133,7 +136,7 @@ def main(argv=None):
         args.tfc_arg = ["--target=cuda"] + args.tfc_arg
 
     specs = []  # (name, toml, cfg, max_batch)
-    for s in all_specs():
+    for s in all_specs(pairwise=args.pairwise):
         if s.cfg.mask == "causal" and not s.cfg.cross:
             specs.append((s.name, s.toml, s.cfg, s.max_batch))
     if args.examples:
