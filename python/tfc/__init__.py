@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _abi
 
-__all__ = ["Error", "Model", "load", "compile"]
+__all__ = ["Error", "Model", "KVCache", "load", "compile"]
 
 
 class Error(RuntimeError):
@@ -146,6 +146,46 @@ class Model:
         workspace, ws_bytes, sizes = self._saved
         return self._call("backward", inputs, workspace, ws_bytes, sizes)
 
+    # -- decoding with a KV cache (docs/abi.md "Decoding") -------------------
+
+    def kv_cache_available(self):
+        """Whether the model decodes (prefill, decode, kv_cache)."""
+        return bool(self._d.kv_cache_size)
+
+    def kv_cache(self, batch, max_len=None):
+        """A KV cache for `batch` sequences of up to max_len (default
+        max_seq) positions, set up by NAME_kv_cache_init."""
+        if not self.kv_cache_available():
+            raise Error(f"model {self.name} has no decoding (cross-attention or a "
+                        "bidirectional mask)")
+        return KVCache(self, batch, max_len or self._d.max_seq)
+
+    def prefill(self, cache, tokens, lengths=None):
+        """Runs prompts (right-padded; lengths[b] tokens each, default all)
+        from position 0 into `cache`; returns every position's logits."""
+        tokens = np.asarray(tokens, np.int32)
+        if lengths is None:
+            lengths = np.full(tokens.shape[:1], tokens.shape[-1], np.int32)
+        return self._decoding("prefill", cache, tokens=tokens, lengths=lengths)
+
+    def decode(self, cache, tokens, positions):
+        """One token per sequence at positions[b]; returns its logits."""
+        return self._decoding("decode", cache, tokens=tokens, positions=positions)
+
+    def _decoding(self, entry, cache, **inputs):
+        if not isinstance(cache, KVCache) or cache.model is not self:
+            raise Error(f"{self.name}_{entry}: the cache is not one of this model's "
+                        "kv_cache()")
+        batch, seq, _ = self._sizes(entry, inputs)
+        ws_bytes = self._d.workspace_size(batch, seq, seq)
+        if ws_bytes < 0:
+            raise Error(f"{self.name}: batch {batch}, seq {seq} out of range (max_batch "
+                        f"{self._d.max_batch}, max_seq {self._d.max_seq})")
+        workspace = np.empty(ws_bytes + 64, dtype=np.uint8)
+        out = self._call(entry, dict(inputs, kv_cache=cache), workspace, ws_bytes,
+                         (batch, seq, seq))
+        return out["logits"] if "logits" in out else out["y"]
+
     def close(self):
         """Frees the runtime (its threads); the model is unusable after."""
         rt = self.__dict__.get("_rt")
@@ -203,6 +243,11 @@ class Model:
                 a = self.params
             elif name == "d_params":
                 a = self.grads
+            elif dtype == _abi.DTYPE_OPAQUE:
+                a = inputs[name]  # the KV cache: its aligned buffer
+                keep.append(a)
+                arrays.append(a.address)
+                continue
             elif access == _abi.ACCESS_WRITE:
                 a = np.zeros(concrete, dtype=_NUMPY[dtype])
                 outputs[name] = a
@@ -223,6 +268,23 @@ class Model:
         self._check(e.call(self._rt, argv, C.c_void_p(aligned), ws_bytes,
                            batch, seq, enc_seq))
         return {k: (float(v) if v.ndim == 0 else v) for k, v in outputs.items()}
+
+
+class KVCache:
+    """A model's KV cache: kv_cache_size(batch, max_len) bytes, 64-byte
+    aligned, set up by kv_cache_init; Model.kv_cache makes one."""
+
+    def __init__(self, model, batch, max_len):
+        d = model._d
+        size = d.kv_cache_size(batch, max_len)
+        if size < 0:
+            raise Error(f"{model.name}: a KV cache of batch {batch}, max_len {max_len} "
+                        f"is out of range (max_batch {d.max_batch}, max_seq {d.max_seq})")
+        self.model, self.batch, self.max_len = model, batch, max_len
+        self._buffer = np.zeros(size + 64, dtype=np.uint8)
+        self.address = (self._buffer.ctypes.data + 63) // 64 * 64
+        model._check(d.kv_cache_init(model._rt, C.c_void_p(self.address), size,
+                                     batch, max_len))
 
 
 def load(path, threads=0):

@@ -3,7 +3,7 @@ oracle.py): for each spec given, tfc.compile, init, forward and backward on
 random inputs, then the oracle in float64 on the same parameters: outputs
 within 1e-4 relative to the largest, every parameter gradient tensor and
 input gradient within 1e-3 of its largest element (conformance.py's
-bounds); and the loaded parameter table against the oracle's layout.
+bounds); a language model's prefill + decode against its forward.
 
     binding_check.py --cache DIR SPEC...
 """
@@ -24,6 +24,20 @@ from oracle import Oracle  # noqa: E402
 def rel(a, b):
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+
+
+def decode_vs_forward(m, rng):
+    """A prefill of 4 tokens, then one decoded token a call: each position's
+    logits against the full forward's (docs/abi.md: within 1e-5 relative
+    to max(1, |ref|))."""
+    tokens = rng.integers(0, m.vocab, (2, 8)).astype(np.int32)
+    full = m.forward(tokens=tokens, targets=tokens)["logits"]
+    cache = m.kv_cache(2, 8)
+    got = [m.prefill(cache, tokens[:, :4])]
+    for p in range(4, 8):
+        got.append(m.decode(cache, tokens[:, p], np.full(2, p, np.int32))[:, None])
+    got = np.concatenate(got, axis=1)
+    return float(np.max(np.abs(got - full) / np.maximum(1, np.abs(full))))
 
 
 def check(spec, cache, rng):
@@ -67,7 +81,10 @@ def check(spec, cache, rng):
         e = np.asarray(expected[lo // 4:lo // 4 + view.size])
         if np.max(np.abs(e)) > 1e-12:
             worst[name] = max(worst.get(name, 0), rel(g, e))
-    bound = {k: (1e-4 if k in ("loss", "logits", "y") else 1e-3) for k in worst}
+    if m.has_embedding and m.kv_cache_available():
+        worst["decode"] = decode_vs_forward(m, rng)
+    bound = {k: (1e-4 if k in ("loss", "logits", "y") else 1e-5 if k == "decode" else 1e-3)
+             for k in worst}
     bad = [f"{k} {v:.2e} > {bound[k]:.0e}" for k, v in worst.items() if v > bound[k]]
     print(f"{m.name}: {len(worst)} checks, worst {max(worst.values()):.2e}"
           + ("" if not bad else ": FAIL " + "; ".join(bad)))

@@ -34,6 +34,11 @@ def main():
     attempt("unknown", lambda: m.forward(tokens=tok, targets=tok, enc=tok))
     attempt("too long", lambda: m.forward(tokens=np.zeros((2, 99), np.int32),
                                           targets=np.zeros((2, 99), np.int32)))
+    cache_ = m.kv_cache(2, 8)
+    m.prefill(cache_, tok)
+    attempt("decode position", lambda: m.decode(cache_, tok[:, 0], np.full(2, 7, np.int32)))
+    attempt("decode cache", lambda: m.decode(None, tok[:, 0], np.zeros(2, np.int32)))
+    attempt("cache size", lambda: m.kv_cache(9, 8))
     attempt("no file", lambda: tfc.load(os.path.join(cache, "missing.so")))
     attempt("not a model", lambda: tfc.load(not_a_model))
     fo = tfc.load(forward_only)
