@@ -22,6 +22,12 @@ config.substitutions.append(("%tfc_lib", os.path.join(config.tfc_obj_root, "lib"
 config.substitutions.append(("%tfc_include",
                              os.path.join(config.tfc_src_root, "runtime", "include")))
 config.substitutions.append(("%cc", config.c_compiler))
+# C++ programs over the runtime (tfc/model.hpp), instrumented like %cc in a
+# sanitized build.
+cxx = shutil.which("c++") or "g++"
+if getattr(config, "tfc_sanitize", ""):
+    cxx += f" -fsanitize={config.tfc_sanitize} -fno-sanitize-recover=all"
+config.substitutions.append(("%cxx", cxx))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])

@@ -1,0 +1,243 @@
+/*===- tfc/model.hpp - A C++ face over the model descriptor -----*- C++ -*-===*
+ *
+ * Header-only, C++20, over the C ABI of tfc/runtime.h ("Model descriptor"):
+ * any compiled model, by its descriptor (NAME_model() from NAME.h, or
+ * tfc_model_open of a shared model), as a class that owns its parameters,
+ * gradients, workspace and runtime and hands out std::span views.
+ *
+ *   tfc::Model m(tiny_lm_model(), 1);          // throws tfc::Error
+ *   m.init(7).value();
+ *   float loss = 0;
+ *   auto r = m.forward({{"tokens", tok}, {"targets", tgt},
+ *                       {"logits", logits}, {"loss", &loss}}, batch, seq);
+ *   if (!r) std::puts(r.error().message.c_str());   // or r.value() throws
+ *   m.zero_grad(); m.backward({}).value();
+ *   std::span<float> wq = m.tensor("blocks.0.attn.wq.weight").value();
+ *
+ * Every call returns a tfc::Result (std::expected-style: operator bool,
+ * value() that throws tfc::Error, error() with the tfc_status code and the
+ * runtime's message); the arrays are the descriptor's, by name, with
+ * params and d_params supplied by the Model. docs/abi.md, "C++".
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TFC_MODEL_HPP
+#define TFC_MODEL_HPP
+
+#include "tfc/runtime.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tfc {
+
+/// A failed call: its tfc_status and message.
+struct Status {
+  int32_t code = TFC_OK;
+  std::string message;
+};
+
+class Error : public std::runtime_error {
+public:
+  explicit Error(Status s)
+      : std::runtime_error(s.message), status_(std::move(s)) {}
+  int32_t code() const { return status_.code; }
+
+private:
+  Status status_;
+};
+
+/// A value or the Status of the failure, as std::expected<T, Status>.
+template <class T> class Result {
+public:
+  Result(T value) : v_(std::move(value)) {}
+  Result(Status error) : v_(std::move(error)) {}
+  bool has_value() const { return v_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+  T &value() {
+    if (!has_value())
+      throw Error(std::get<1>(v_));
+    return std::get<0>(v_);
+  }
+  const Status &error() const { return std::get<1>(v_); }
+
+private:
+  std::variant<T, Status> v_;
+};
+
+template <> class Result<void> {
+public:
+  Result() = default;
+  Result(Status error) : error_(std::move(error)) {}
+  bool has_value() const { return error_.code == TFC_OK; }
+  explicit operator bool() const { return has_value(); }
+  void value() const {
+    if (!has_value())
+      throw Error(error_);
+  }
+  const Status &error() const { return error_; }
+
+private:
+  Status error_;
+};
+
+namespace detail {
+/// The Status of a failed tfc call, with the runtime's message.
+inline Status failed(int32_t code) {
+  const char *m = tfc_last_error();
+  return {code, m && *m ? m : tfc_status_string(code)};
+}
+inline Result<void> check(int32_t code) {
+  if (code == TFC_OK)
+    return {};
+  return failed(code);
+}
+} // namespace detail
+
+class Model {
+public:
+  /// Array pointers by the descriptor's names ("tokens", "logits", ...).
+  using Arrays = std::map<std::string, void *, std::less<>>;
+
+  /// Throws Error when the descriptor is refused (tfc_model_check), is a
+  /// CUDA build, or the runtime cannot start.
+  explicit Model(const tfc_model *model, int32_t threads = 0) : m_(model) {
+    Result<void> r = detail::check(tfc_model_check(model));
+    if (r && model->device != TFC_DEVICE_CPU)
+      r = Status{TFC_ERR_BAD_ARGUMENT, std::string("model ") + model->name +
+                                           " is a CUDA build; tfc::Model "
+                                           "runs CPU builds"};
+    if (r)
+      r = detail::check(tfc_runtime_create(threads, &rt_));
+    r.value();
+    params_.assign(size_t(model->param_count), 0.f);
+    grads_.assign(size_t(model->param_count), 0.f);
+  }
+  /// The same, as a Result instead of an exception.
+  static Result<Model> open(const tfc_model *model, int32_t threads = 0) {
+    try {
+      return Model(model, threads);
+    } catch (const Error &e) {
+      return Status{e.code(), e.what()};
+    }
+  }
+  Model(Model &&o) noexcept { *this = std::move(o); }
+  Model &operator=(Model &&o) noexcept {
+    std::swap(m_, o.m_);
+    std::swap(rt_, o.rt_);
+    params_.swap(o.params_);
+    grads_.swap(o.grads_);
+    workspace_.swap(o.workspace_);
+    std::swap(workspaceBytes_, o.workspaceBytes_);
+    std::swap(sizes_, o.sizes_);
+    return *this;
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  ~Model() { tfc_runtime_destroy(rt_); }
+
+  const tfc_model &descriptor() const { return *m_; }
+  std::span<float> params() { return params_; }
+  std::span<float> grads() { return grads_; }
+  void zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.f); }
+
+  /// One parameter tensor of the flat buffer, by its ABI name.
+  Result<std::span<float>> tensor(std::string_view name) {
+    for (int64_t i = 0; i < m_->num_tensors; ++i)
+      if (name == m_->tensors[i].name)
+        return std::span<float>(params_).subspan(size_t(m_->tensors[i].offset),
+                                                 size_t(m_->tensors[i].numel));
+    return Status{TFC_ERR_BAD_ARGUMENT, std::string(m_->name) +
+                                            " has no tensor '" +
+                                            std::string(name) + "'"};
+  }
+
+  Result<void> init(uint64_t seed) {
+    return detail::check(m_->init(params_.data(), seed));
+  }
+
+  /// NAME_forward with the given arrays; keeps the workspace for backward.
+  Result<void> forward(const Arrays &arrays, int64_t batch, int64_t seq,
+                       int64_t enc_seq = 0) {
+    int64_t bytes = m_->workspace_size(batch, seq, enc_seq ? enc_seq : seq);
+    if (bytes < 0)
+      return Status{TFC_ERR_BAD_ARGUMENT,
+                    std::string(m_->name) + ": batch " + std::to_string(batch) +
+                        ", seq " + std::to_string(seq) + " out of range"};
+    if (bytes > workspaceBytes_) {
+      workspace_.reset(static_cast<char *>(
+          std::aligned_alloc(64, size_t((bytes + 63) / 64 * 64))));
+      workspaceBytes_ = workspace_ ? bytes : 0;
+      if (!workspace_)
+        return Status{TFC_ERR_BAD_ARGUMENT, "cannot allocate the workspace"};
+    }
+    sizes_ = {batch, seq, enc_seq ? enc_seq : seq, bytes};
+    return call(m_->forward, arrays);
+  }
+
+  /// NAME_backward after forward (same sizes, its workspace): d_params is
+  /// grads(); pass d_logits / d_y without a loss, and d_x / d_enc to fill.
+  Result<void> backward(const Arrays &arrays) {
+    if (!m_->backward.call)
+      return Status{TFC_ERR_BAD_ARGUMENT, std::string("model ") + m_->name +
+                                              " was compiled --forward-only: "
+                                              "it has no backward"};
+    if (sizes_.bytes < 0)
+      return Status{TFC_ERR_BAD_ARGUMENT,
+                    std::string(m_->name) + ": backward before forward"};
+    return call(m_->backward, arrays);
+  }
+
+private:
+  struct Sizes {
+    int64_t batch = 0, seq = 0, enc_seq = 0, bytes = -1;
+  };
+  struct Free {
+    void operator()(char *p) const { std::free(p); }
+  };
+
+  Result<void> call(const tfc_entry_info &entry, const Arrays &arrays) {
+    std::vector<void *> ptrs;
+    for (int32_t i = 0; i < entry.num_arrays; ++i) {
+      std::string_view name = entry.arrays[i].name;
+      if (name == "params") {
+        ptrs.push_back(params_.data());
+      } else if (name == "d_params") {
+        ptrs.push_back(grads_.data());
+      } else if (auto it = arrays.find(name); it != arrays.end()) {
+        ptrs.push_back(it->second);
+      } else {
+        return Status{TFC_ERR_NULL_POINTER, std::string(entry.name) +
+                                                " needs '" + std::string(name) +
+                                                "'"};
+      }
+    }
+    for (const auto &[name, ptr] : arrays)
+      if (tfc_entry_find_array(&entry, name.c_str()) < 0)
+        return Status{TFC_ERR_BAD_ARGUMENT,
+                      std::string(entry.name) + " takes no '" + name + "'"};
+    return detail::check(entry.call(rt_, ptrs.data(), workspace_.get(),
+                                    sizes_.bytes, sizes_.batch, sizes_.seq,
+                                    sizes_.enc_seq));
+  }
+
+  const tfc_model *m_ = nullptr;
+  tfc_runtime *rt_ = nullptr;
+  std::vector<float> params_, grads_;
+  std::unique_ptr<char, Free> workspace_;
+  int64_t workspaceBytes_ = 0;
+  Sizes sizes_;
+};
+
+} // namespace tfc
+
+#endif // TFC_MODEL_HPP
