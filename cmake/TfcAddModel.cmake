@@ -2,7 +2,8 @@
 #               [OPTIONS <tfc flags>...])
 #
 # Compiles a spec with tfc at build time (again whenever the spec or tfc
-# changes) into <binary dir>/tfc_models/<target>/<name>.o and <name>.h, adds
+# changes) into <binary dir>/tfc_models/<target>/<name>.o, <name>.h and
+# <name>.hpp (the C++ wrapper, tfc/model.hpp), adds
 # the object to <target>, the header's folder to its include path and links
 # it with tfc::runtime. NAME defaults to the spec file's name without its
 # extension: `#include "<name>.h"`. Defined by find_package(tfc) and by the
@@ -42,8 +43,9 @@ function(tfc_add_model target)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tfc_models/${target}")
   set(object "${dir}/${ARG_NAME}.o")
   set(header "${dir}/${ARG_NAME}.h")
+  set(cpp_header "${dir}/${ARG_NAME}.hpp")
   add_custom_command(
-    OUTPUT "${object}" "${header}"
+    OUTPUT "${object}" "${header}" "${cpp_header}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
     COMMAND tfc::tfc "${spec}" --target=${ARG_TARGET} ${ARG_OPTIONS}
             -o "${object}"

@@ -11,6 +11,7 @@
 
 #include "tools/driver/Driver.h"
 
+#include "abi/CppHeaderEmitter.h"
 #include "abi/EntrySignature.h"
 #include "abi/HeaderEmitter.h"
 #include "abi/ModelDescriptor.h"
@@ -425,6 +426,12 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
     SmallString<256> header(out);
     sys::path::replace_extension(header, ".h");
     if (!writeText(header, tfc::emitHeader(*spec, layout, entries)))
+      return 1;
+    // NAME.hpp beside it: the typed C++ wrapper over tfc/model.hpp.
+    SmallString<256> cppHeader(header);
+    sys::path::replace_extension(cppHeader, ".hpp");
+    if (!writeText(cppHeader, tfc::emitCppHeader(
+                                  entries, sys::path::filename(header).str())))
       return 1;
   }
   return 0;

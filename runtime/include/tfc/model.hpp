@@ -197,10 +197,28 @@ public:
     return call(m_->backward, arrays);
   }
 
-private:
+protected:
   struct Sizes {
     int64_t batch = 0, seq = 0, enc_seq = 0, bytes = -1;
   };
+  /// The sizes of the last forward (backward's).
+  const Sizes &sizes() const { return sizes_; }
+  /// Whether `have` elements hold `entry`'s array `name` at these sizes
+  /// (the typed wrappers of NAME.hpp check every span with it).
+  Result<void> fits(const tfc_entry_info &entry, const char *name, size_t have,
+                    int64_t batch, int64_t seq, int64_t enc_seq) const {
+    int32_t i = tfc_entry_find_array(&entry, name);
+    int64_t need =
+        i < 0 ? -1 : tfc_array_numel(&entry.arrays[i], batch, seq, enc_seq);
+    if (need < 0 || int64_t(have) >= need)
+      return {};
+    return Status{TFC_ERR_BAD_ARGUMENT, std::string(entry.name) + ": '" + name +
+                                            "' has " + std::to_string(have) +
+                                            " elements, not the " +
+                                            std::to_string(need) + " it needs"};
+  }
+
+private:
   struct Free {
     void operator()(char *p) const { std::free(p); }
   };

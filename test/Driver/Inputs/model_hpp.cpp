@@ -1,15 +1,13 @@
-// tfc/model.hpp on a compiled model (test/Driver/model-hpp.test): the
-// consumer example's batch, 20 Adam steps through tfc::Model, then every
-// refusal as a Result and as an exception.
-#include "tiny_lm.h"
-
-#include "tfc/model.hpp"
+// tfc/model.hpp and the generated tiny_lm.hpp (test/Driver/model-hpp.test):
+// the consumer example's batch, 20 Adam steps through the typed wrapper,
+// then every refusal as a Result and as an exception.
+#include "tiny_lm.hpp"
 
 #include <cstdio>
 #include <vector>
 
 int main() {
-  tfc::Model m(tiny_lm_model(), 1);
+  tfc::models::tiny_lm m(1);
   m.init(7).value();
   const int B = 4, S = TINY_LM_MAX_SEQ, V = TINY_LM_VOCAB;
   std::vector<int32_t> tokens(B * S), targets(B * S);
@@ -29,9 +27,9 @@ int main() {
                             {"logits", logits.data()},
                             {"loss", &loss}};
   for (int step = 1; step <= 20; ++step) {
-    m.forward(arrays, B, S).value();
+    m.forward(tokens, targets, logits, loss, B, S).value();
     m.zero_grad();
-    m.backward({}).value();
+    m.backward().value();
     tfc_adam_step(&adam, adam.lr, step, m.params().data(), m.grads().data(),
                   adamM.data(), adamV.data(), int64_t(m.params().size()));
     if (step == 1)
@@ -54,6 +52,8 @@ int main() {
                              {"enc", tokens.data()}},
                             B, S));
   show("sizes", m.forward(arrays, B, 99));
+  show("short span", m.forward(tokens, targets,
+                               std::span<float>(logits).first(10), loss, B, S));
   tokens[0] = 99;
   show("token", m.forward(arrays, B, S));
   try {
@@ -61,7 +61,7 @@ int main() {
   } catch (const tfc::Error &e) {
     std::printf("thrown: %d %s\n", e.code(), e.what());
   }
-  tfc::Model moved = std::move(m);
+  tfc::models::tiny_lm moved = std::move(m);
   std::printf("moved: %lld parameters\n", (long long)moved.params().size());
   return 0;
 }
