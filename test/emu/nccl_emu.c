@@ -82,8 +82,8 @@ EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id)
     return ncclInvalidArgument;
   memset(id, 0, sizeof *id);
-  snprintf(id->internal, sizeof id->internal, "nccl-emu %ld %p",
-           (long)getpid(), (void *)id);
+  snprintf(id->internal, sizeof id->internal, "nccl-emu %ld %p", (long)getpid(),
+           (void *)id);
   return ncclSuccess;
 }
 
