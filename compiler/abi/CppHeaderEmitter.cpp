@@ -2,6 +2,7 @@
 
 #include "abi/CppHeaderEmitter.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -14,52 +15,79 @@ std::string elementCType(const EntryArgument &a) {
   return a.elementType && a.elementType.isInteger(32) ? "int32_t" : "float";
 }
 
+/// How a typed method reaches tfc::Model's generic one.
+struct MethodForm {
+  const char *method;      // "forward": the name of both.
+  const char *field;       // The descriptor's tfc_entry_info.
+  bool takesSizes;         // batch, seq [, enc_seq]; else the last
+                           // forward's (backward).
+  bool takesCache = false; // A tfc::KvCache & first, as the generic takes it.
+};
+
 /// One typed method: `forward(std::span<const int32_t> tokens, ...,
 /// float &loss, int64_t batch, int64_t seq)` checking each span and calling
 /// tfc::Model's generic entry by the descriptor's array names. Arrays the
-/// Model owns (params, d_params) are not arguments.
-void emitMethod(llvm::raw_ostream &os, const std::string &model,
-                const EntryPoint &entry, const char *method,
-                const char *descriptorField, bool takesSizes) {
+/// Model owns (params, d_params) are not arguments; the KV cache comes first,
+/// as the tfc::KvCache the generic prefill/decode take, the rest in ABI order.
+void emitMethod(llvm::raw_ostream &os, const EntryPoint &entry,
+                const MethodForm &form) {
   llvm::SmallVector<const EntryArgument *> arrays;
   for (const EntryArgument *a : entry.arrays())
     if (a->name != "params" && a->name != "d_params")
       arrays.push_back(a);
   llvm::SmallVector<const EntryArgument *> sizes = entry.sizes();
-  os << "  tfc::Result<void> " << method << "(";
+  auto takes = [&](llvm::StringRef size) {
+    return llvm::any_of(
+        sizes, [&](const EntryArgument *s) { return s->name == size; });
+  };
+  auto isCache = [](const EntryArgument *a) { return a->name == "kv_cache"; };
+
+  const EntryArgument *const *cache = llvm::find_if(arrays, isCache);
+  bool hasCache = form.takesCache && cache != arrays.end();
+  os << "  tfc::Result<void> " << form.method << "(";
   llvm::ListSeparator comma(", ");
+  if (hasCache)
+    os << comma << "tfc::KvCache &" << (*cache)->name;
   for (const EntryArgument *a : arrays) {
     std::string type = elementCType(*a);
+    if (isCache(a))
+      continue;
     if (a->shape.empty())
       os << comma << type << " &" << a->name;
     else
       os << comma << "std::span<" << (a->written ? "" : "const ") << type
          << "> " << a->name;
   }
-  if (takesSizes)
+  if (form.takesSizes)
     for (const EntryArgument *s : sizes)
       os << comma << "int64_t " << s->name;
   os << ") {\n";
-  std::string batch = "batch", seq = "seq", enc = "seq";
-  if (!takesSizes) {
-    batch = "sizes().batch";
-    seq = "sizes().seq";
-    enc = "sizes().enc_seq";
-  } else {
-    for (const EntryArgument *s : sizes)
-      if (s->name == "enc_seq")
-        enc = "enc_seq";
+
+  // The sizes each span is checked at: the arguments, decode's one
+  // position, or (backward) the last forward's.
+  std::string batch = "sizes().batch", seq = "sizes().seq",
+              enc = "sizes().enc_seq";
+  if (form.takesSizes) {
+    batch = "batch";
+    seq = takes("seq") ? "seq" : "1";
+    enc = takes("enc_seq") ? "enc_seq" : seq;
   }
   for (const EntryArgument *a : arrays) {
-    if (a->shape.empty())
+    if (a->shape.empty() || isCache(a))
       continue;
-    os << "    if (auto r = fits(descriptor()." << descriptorField << ", \""
+    os << "    if (auto r = fits(descriptor()." << form.field << ", \""
        << a->name << "\", " << a->name << ".size(), " << batch << ", " << seq
        << ", " << enc << "); !r)\n      return r;\n";
   }
-  os << "    return tfc::Model::" << method << "({";
+
+  os << "    return tfc::Model::" << form.method << "(";
+  if (hasCache)
+    os << (*cache)->name << ", ";
+  os << "{";
   llvm::ListSeparator next(", ");
   for (const EntryArgument *a : arrays) {
+    if (isCache(a))
+      continue;
     std::string ptr = a->shape.empty() ? "&" + a->name : a->name + ".data()";
     os << next << "{\"" << a->name << "\", "
        << (a->written ? "static_cast<void *>(" + ptr + ")"
@@ -67,13 +95,10 @@ void emitMethod(llvm::raw_ostream &os, const std::string &model,
        << "}";
   }
   os << "}";
-  if (takesSizes) {
-    os << ", batch, seq";
-    if (enc == "enc_seq")
-      os << ", enc_seq";
-  }
+  if (form.takesSizes)
+    for (const EntryArgument *s : sizes)
+      os << ", " << s->name;
   os << ");\n  }\n";
-  (void)model;
 }
 
 } // namespace
@@ -97,10 +122,16 @@ std::string tfc::emitCppHeader(const EntrySignature &entries,
      << "_model(), threads) {}\n\n  using tfc::Model::backward;\n  using "
         "tfc::Model::forward;\n\n";
   if (!entries.cuda) {
-    emitMethod(os, name, entries.forward, "forward", "forward", true);
+    emitMethod(os, entries.forward, {"forward", "forward", true});
     if (entries.backward) {
       os << "\n";
-      emitMethod(os, name, *entries.backward, "backward", "backward", false);
+      emitMethod(os, *entries.backward, {"backward", "backward", false});
+    }
+    if (entries.prefill && entries.decode) {
+      os << "\n  using tfc::Model::decode;\n  using tfc::Model::prefill;\n\n";
+      emitMethod(os, *entries.prefill, {"prefill", "prefill", true, true});
+      os << "\n";
+      emitMethod(os, *entries.decode, {"decode", "decode", true, true});
     }
   }
   os << "};\n\n} // namespace tfc::models\n\n#endif\n";

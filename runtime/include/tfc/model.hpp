@@ -13,6 +13,11 @@
  *   if (!r) std::puts(r.error().message.c_str());   // or r.value() throws
  *   m.zero_grad(); m.backward({}).value();
  *   std::span<float> wq = m.tensor("blocks.0.attn.wq.weight").value();
+ *   tfc::KvCache cache = m.kv_cache(batch).value();      // causal models
+ *   m.prefill(cache, {{"tokens", prompt}, {"lengths", len},
+ *                     {"logits", logits}}, batch, seq).value();
+ *   m.decode(cache, {{"tokens", next}, {"positions", pos},
+ *                    {"logits", row}}, batch).value();
  *
  * Every call returns a tfc::Result (std::expected-style: operator bool,
  * value() that throws tfc::Error, error() with the tfc_status code and the
@@ -63,11 +68,13 @@ public:
   Result(Status error) : v_(std::move(error)) {}
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
-  T &value() {
+  T &value() & {
     if (!has_value())
       throw Error(std::get<1>(v_));
     return std::get<0>(v_);
   }
+  /// From a temporary, the value moves out (a KvCache is move-only).
+  T &&value() && { return std::move(value()); }
   const Status &error() const { return std::get<1>(v_); }
 
 private:
@@ -101,7 +108,34 @@ inline Result<void> check(int32_t code) {
     return {};
   return failed(code);
 }
+struct Free {
+  void operator()(char *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<char, Free>;
+/// `bytes` rounded up to 64, 64-byte aligned (what the entry points check).
+inline Buffer allocate(int64_t bytes) {
+  return Buffer(static_cast<char *>(
+      std::aligned_alloc(64, size_t((bytes + 63) / 64 * 64))));
+}
 } // namespace detail
+
+/// A KV cache for decoding: one buffer of NAME_kv_cache_size(batch,
+/// max_len) bytes for `batch` sequences of up to max_len positions, set up
+/// by NAME_kv_cache_init (Model::kv_cache). Movable, not copyable.
+class KvCache {
+public:
+  int64_t batch() const { return batch_; }
+  int64_t max_len() const { return maxLen_; }
+  int64_t bytes() const { return bytes_; }
+  void *data() const { return data_.get(); }
+
+private:
+  friend class Model;
+  KvCache(detail::Buffer data, int64_t bytes, int64_t batch, int64_t maxLen)
+      : data_(std::move(data)), bytes_(bytes), batch_(batch), maxLen_(maxLen) {}
+  detail::Buffer data_;
+  int64_t bytes_ = 0, batch_ = 0, maxLen_ = 0;
+};
 
 class Model {
 public:
@@ -139,6 +173,7 @@ public:
     workspace_.swap(o.workspace_);
     std::swap(workspaceBytes_, o.workspaceBytes_);
     std::swap(sizes_, o.sizes_);
+    std::swap(state_, o.state_);
     return *this;
   }
   Model(const Model &) = delete;
@@ -168,20 +203,11 @@ public:
   /// NAME_forward with the given arrays; keeps the workspace for backward.
   Result<void> forward(const Arrays &arrays, int64_t batch, int64_t seq,
                        int64_t enc_seq = 0) {
-    int64_t bytes = m_->workspace_size(batch, seq, enc_seq ? enc_seq : seq);
-    if (bytes < 0)
-      return Status{TFC_ERR_BAD_ARGUMENT,
-                    std::string(m_->name) + ": batch " + std::to_string(batch) +
-                        ", seq " + std::to_string(seq) + " out of range"};
-    if (bytes > workspaceBytes_) {
-      workspace_.reset(static_cast<char *>(
-          std::aligned_alloc(64, size_t((bytes + 63) / 64 * 64))));
-      workspaceBytes_ = workspace_ ? bytes : 0;
-      if (!workspace_)
-        return Status{TFC_ERR_BAD_ARGUMENT, "cannot allocate the workspace"};
-    }
-    sizes_ = {batch, seq, enc_seq ? enc_seq : seq, bytes};
-    return call(m_->forward, arrays);
+    if (auto r = reserve(batch, seq, enc_seq ? enc_seq : seq); !r)
+      return r;
+    Result<void> r = call(m_->forward, arrays);
+    state_ = r ? State::AfterForward : State::Fresh;
+    return r;
   }
 
   /// NAME_backward after forward (same sizes, its workspace): d_params is
@@ -191,10 +217,66 @@ public:
       return Status{TFC_ERR_BAD_ARGUMENT, std::string("model ") + m_->name +
                                               " was compiled --forward-only: "
                                               "it has no backward"};
-    if (sizes_.bytes < 0)
+    if (state_ == State::AfterDecoding)
+      return Status{TFC_ERR_BAD_ARGUMENT,
+                    std::string(m_->name) +
+                        ": backward after prefill or decode, which reuse "
+                        "forward's workspace: run forward again first"};
+    if (state_ != State::AfterForward)
       return Status{TFC_ERR_BAD_ARGUMENT,
                     std::string(m_->name) + ": backward before forward"};
     return call(m_->backward, arrays);
+  }
+
+  /// Whether the model decodes with a KV cache (causal, no cross-attention).
+  bool has_decoding() const {
+    return m_->kv_cache_size && m_->kv_cache_init && m_->prefill.call &&
+           m_->decode.call;
+  }
+
+  /// A KV cache for `batch` sequences of up to max_len positions (0: the
+  /// model's max_seq), set up by NAME_kv_cache_init.
+  Result<KvCache> kv_cache(int64_t batch, int64_t max_len = 0) {
+    if (auto r = decoding(); !r)
+      return r.error();
+    if (max_len == 0)
+      max_len = m_->max_seq;
+    int64_t bytes = m_->kv_cache_size(batch, max_len);
+    if (bytes < 0)
+      return Status{
+          TFC_ERR_BAD_ARGUMENT,
+          std::string(m_->name) + ": a KV cache of batch " +
+              std::to_string(batch) + ", max_len " + std::to_string(max_len) +
+              " is out of range (max_batch " + std::to_string(m_->max_batch) +
+              ", max_seq " + std::to_string(m_->max_seq) + ")"};
+    detail::Buffer data = detail::allocate(bytes);
+    if (!data)
+      return Status{TFC_ERR_BAD_ARGUMENT, "cannot allocate the KV cache"};
+    KvCache cache(std::move(data), bytes, batch, max_len);
+    if (auto r = clear(cache); !r)
+      return r.error();
+    return cache;
+  }
+
+  /// Empties every sequence of `cache` (NAME_kv_cache_init again).
+  Result<void> clear(KvCache &cache) {
+    if (auto r = decoding(); !r)
+      return r;
+    return detail::check(m_->kv_cache_init(rt_, cache.data(), cache.bytes(),
+                                           cache.batch(), cache.max_len()));
+  }
+
+  /// NAME_prefill: right-padded prompts (tokens|x, lengths) from position 0
+  /// into `cache`, every position's logits|y written. Reuses the workspace,
+  /// so backward needs a new forward after it.
+  Result<void> prefill(KvCache &cache, const Arrays &arrays, int64_t batch,
+                       int64_t seq) {
+    return decodingCall(m_->prefill, cache, arrays, batch, seq);
+  }
+
+  /// NAME_decode: one token per sequence, sequence b's at positions[b].
+  Result<void> decode(KvCache &cache, const Arrays &arrays, int64_t batch) {
+    return decodingCall(m_->decode, cache, arrays, batch, 1);
   }
 
 protected:
@@ -219,9 +301,50 @@ protected:
   }
 
 private:
-  struct Free {
-    void operator()(char *p) const { std::free(p); }
-  };
+  enum class State { Fresh, AfterForward, AfterDecoding };
+
+  /// A workspace for (batch, seq, enc_seq), kept for the next calls.
+  Result<void> reserve(int64_t batch, int64_t seq, int64_t enc_seq) {
+    int64_t bytes = m_->workspace_size(batch, seq, enc_seq);
+    if (bytes < 0)
+      return Status{TFC_ERR_BAD_ARGUMENT,
+                    std::string(m_->name) + ": batch " + std::to_string(batch) +
+                        ", seq " + std::to_string(seq) + " out of range"};
+    if (bytes > workspaceBytes_) {
+      workspace_ = detail::allocate(bytes);
+      workspaceBytes_ = workspace_ ? bytes : 0;
+      if (!workspace_)
+        return Status{TFC_ERR_BAD_ARGUMENT, "cannot allocate the workspace"};
+    }
+    sizes_ = {batch, seq, enc_seq, bytes};
+    return {};
+  }
+
+  Result<void> decoding() const {
+    if (has_decoding())
+      return {};
+    return Status{TFC_ERR_BAD_ARGUMENT,
+                  std::string("model ") + m_->name +
+                      " has no decoding (cross-attention or a bidirectional "
+                      "mask)"};
+  }
+
+  Result<void> decodingCall(const tfc_entry_info &entry, KvCache &cache,
+                            const Arrays &arrays, int64_t batch, int64_t seq) {
+    if (auto r = decoding(); !r)
+      return r;
+    if (arrays.count("kv_cache"))
+      return Status{TFC_ERR_BAD_ARGUMENT,
+                    std::string(entry.name) +
+                        ": the cache is the KvCache argument, not an array"};
+    if (auto r = reserve(batch, seq, seq); !r)
+      return r;
+    Arrays withCache = arrays;
+    withCache.emplace("kv_cache", cache.data());
+    if (state_ == State::AfterForward)
+      state_ = State::AfterDecoding;
+    return call(entry, withCache);
+  }
 
   Result<void> call(const tfc_entry_info &entry, const Arrays &arrays) {
     std::vector<void *> ptrs;
@@ -251,9 +374,10 @@ private:
   const tfc_model *m_ = nullptr;
   tfc_runtime *rt_ = nullptr;
   std::vector<float> params_, grads_;
-  std::unique_ptr<char, Free> workspace_;
+  detail::Buffer workspace_;
   int64_t workspaceBytes_ = 0;
   Sizes sizes_;
+  State state_ = State::Fresh;
 };
 
 } // namespace tfc

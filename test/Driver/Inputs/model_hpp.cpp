@@ -1,8 +1,11 @@
 // tfc/model.hpp and the generated tiny_lm.hpp (test/Driver/model-hpp.test):
 // the consumer example's batch, 20 Adam steps through the typed wrapper,
-// then every refusal as a Result and as an exception.
+// greedy decoding of the trained model against its forward, then every
+// refusal as a Result and as an exception.
 #include "tiny_lm.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -43,6 +46,54 @@ int main() {
   auto show = [](const char *what, const tfc::Result<void> &r) {
     std::printf("%s: %s\n", what, r ? "ok" : r.error().message.c_str());
   };
+
+  // Decoding: each sequence's first P tokens prefilled, the next decoded at
+  // position P; both equal the full forward's logits at those positions.
+  const int P = 8;
+  tfc::KvCache cache = m.kv_cache(B).value();
+  std::vector<int32_t> prompt(B * P), lengths(B, P), next(B), positions(B, P);
+  for (int b = 0; b < B; ++b) {
+    for (int s = 0; s < P; ++s)
+      prompt[b * P + s] = tokens[b * S + s];
+    next[b] = tokens[b * S + P];
+  }
+  std::vector<float> prefilled(size_t(B * P * V)), decoded(size_t(B * V));
+  m.prefill(cache, prompt, lengths, prefilled, B, P).value();
+  m.decode(cache, next, positions, decoded, B).value();
+  show("backward after decode", m.backward());
+  m.forward(tokens, targets, logits, loss, B, S).value();
+  float worst = 0;
+  std::printf("greedy:");
+  for (int b = 0; b < B; ++b) {
+    int best = 0;
+    for (int v = 0; v < V; ++v) {
+      float ref = logits[size_t((b * S + P) * V + v)];
+      worst = std::max(worst, std::abs(decoded[size_t(b * V + v)] - ref));
+      for (int s = 0; s < P; ++s)
+        worst =
+            std::max(worst, std::abs(prefilled[size_t((b * P + s) * V + v)] -
+                                     logits[size_t((b * S + s) * V + v)]));
+      if (decoded[size_t(b * V + v)] > decoded[size_t(b * V + best)])
+        best = v;
+    }
+    std::printf(" %d", best);
+  }
+  std::printf("; decode and prefill %s the forward\n",
+              worst <= 1e-4f ? "within 1e-4 of" : "differ from");
+  std::printf("cache size: %s\n", m.kv_cache(B + 1).error().message.c_str());
+  show("short decode",
+       m.decode(cache, next, positions, std::span<float>(decoded).first(3), B));
+  positions[0] = P + 3;
+  show("position", m.decode(cache, next, positions, decoded, B));
+  show("cache array", m.decode(cache,
+                               {{"tokens", next.data()},
+                                {"positions", positions.data()},
+                                {"kv_cache", cache.data()},
+                                {"logits", decoded.data()}},
+                               B));
+  m.clear(cache).value();
+  positions[0] = 1;
+  show("cleared", m.decode(cache, next, positions, decoded, B));
   std::printf("no tensor: %s\n", m.tensor("nope").error().message.c_str());
   show("missing", m.forward({{"tokens", tokens.data()}}, B, S));
   show("unknown", m.forward({{"tokens", tokens.data()},
