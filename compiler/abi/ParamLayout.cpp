@@ -26,15 +26,13 @@ public:
   /// beta): Xavier-uniform bound sqrt(6 / (fan_in + fan_out)) or N(0, std).
   void matrix(const std::string &name, int64_t rows, int64_t cols,
               double gain = 1.0) {
-    ParamTensor t{name, 0, {rows, cols}};
-    if (spec.init.scheme == InitScheme::Xavier) {
-      t.init = InitKind::Uniform;
-      t.initParam = float(gain * std::sqrt(6.0 / double(rows + cols)));
-    } else {
-      t.init = InitKind::Normal;
-      t.initParam = float(gain * spec.init.std);
-    }
-    add(std::move(t));
+    add(initialised(name, rows, cols, spec.init.scheme, gain * spec.init.std,
+                    gain));
+  }
+  /// A token or position table, by init.embedding and init.embedding_std.
+  void embeddingTable(const std::string &name, int64_t rows, int64_t cols) {
+    add(initialised(name, rows, cols, spec.init.embedding,
+                    spec.init.embeddingStd, 1.0));
   }
   void vector(const std::string &name, int64_t n, InitKind init) {
     add(ParamTensor{name, 0, {n}, init, 0.0f});
@@ -55,8 +53,15 @@ public:
     if (withBias)
       vector(name + ".bias", width, InitKind::Zeros);
   }
+  /// A norm of the model's type (none: no tensors).
   void norm(const std::string &name) {
-    norm(name, spec.model.dModel, spec.norm.type == NormType::LayerNorm);
+    if (spec.norm.type != NormType::None)
+      norm(name, spec.model.dModel, spec.norm.type == NormType::LayerNorm);
+  }
+  /// The norm a sandwich puts on a sub-layer's output, after its tensors.
+  void postNorm(const std::string &sublayer) {
+    if (spec.norm.position == NormPosition::Sandwich)
+      norm(sublayer + "_post_norm");
   }
   /// Q, K, V, O, then QK-norm's q_norm and k_norm (as Qwen3 orders them);
   /// DeepNorm scales V and O (not Q, K) by beta. Q and O are n_heads heads
@@ -81,6 +86,19 @@ public:
   int64_t size = 0;
 
 private:
+  static ParamTensor initialised(const std::string &name, int64_t rows,
+                                 int64_t cols, InitScheme scheme, double std,
+                                 double gain) {
+    ParamTensor t{name, 0, {rows, cols}};
+    if (scheme == InitScheme::Xavier) {
+      t.init = InitKind::Uniform;
+      t.initParam = float(gain * std::sqrt(6.0 / double(rows + cols)));
+    } else {
+      t.init = InitKind::Normal;
+      t.initParam = float(std);
+    }
+    return t;
+  }
   void add(ParamTensor t) {
     t.offset = size;
     size += t.numel();
@@ -98,9 +116,9 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
 
   SegmentBuilder leading(spec, layout.leading);
   if (spec.embedding) {
-    leading.matrix("embed.tokens", spec.embedding->vocab, d);
+    leading.embeddingTable("embed.tokens", spec.embedding->vocab, d);
     if (spec.embedding->positions == PositionKind::Learned)
-      leading.matrix("embed.positions", spec.model.maxSeq, d);
+      leading.embeddingTable("embed.positions", spec.model.maxSeq, d);
     if (spec.embedding->norm)
       leading.norm("embed.norm");
   }
@@ -108,9 +126,11 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
   SegmentBuilder block(spec, layout.block);
   block.norm("attn_norm");
   block.attention("attn", /*self=*/true);
+  block.postNorm("attn");
   if (spec.attention.cross) {
     block.norm("cross_norm");
     block.attention("cross", /*self=*/false);
+    block.postNorm("cross");
   }
   block.norm("ffn_norm");
   double beta = spec.norm.deepnormBeta;
@@ -118,6 +138,7 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
     block.linear("ffn.w_gate", d, ff, beta);
   block.linear("ffn.w_up", d, ff, beta);
   block.linear("ffn.w_down", ff, d, beta);
+  block.postNorm("ffn");
 
   SegmentBuilder trailing(spec, layout.trailing);
   if (spec.norm.final)

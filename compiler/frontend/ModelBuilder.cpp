@@ -145,6 +145,8 @@ Value ModelBuilder::globalParam(const std::string &name) {
 }
 
 Value ModelBuilder::norm(Value x, const std::string &prefix, bool global) {
+  if (spec.norm.type == NormType::None)
+    return x;
   Part part(*this, global ? prefix : blockPart(prefix));
   auto get = [&](const std::string &name) {
     return global ? globalParam(name) : blockParam(name);
@@ -286,6 +288,8 @@ Value ModelBuilder::ffn(Value u) {
 
 Value ModelBuilder::residual(Value x, Value branch,
                              const std::string &sublayer) {
+  if (!spec.residual.enabled)
+    return branch;
   Part part(*this, blockPart(sublayer + ".residual"));
   double alpha = spec.norm.position == NormPosition::DeepNorm
                      ? spec.norm.deepnormAlpha
@@ -295,6 +299,18 @@ Value ModelBuilder::residual(Value x, Value branch,
 }
 
 Value ModelBuilder::block(Value x) {
+  if (spec.norm.position == NormPosition::Sandwich) {
+    // Each sub-layer between two norms of its own: x + N_post(f(N(x))).
+    Value u = norm(x, "attn_norm");
+    Value h =
+        residual(x, norm(attention(u, u, "attn"), "attn_post_norm"), "attn");
+    if (spec.attention.cross)
+      h = residual(h,
+                   norm(attention(norm(h, "cross_norm"), encoder, "cross"),
+                        "cross_post_norm"),
+                   "cross");
+    return residual(h, norm(ffn(norm(h, "ffn_norm")), "ffn_post_norm"), "ffn");
+  }
   if (spec.norm.position == NormPosition::Pre) {
     Value u = norm(x, "attn_norm");
     Value h = residual(x, attention(u, u, "attn"), "attn");

@@ -37,6 +37,8 @@ const char *toString(NormType v) {
     return "layernorm";
   case NormType::RMSNorm:
     return "rmsnorm";
+  case NormType::None:
+    return "none";
   }
   return "?";
 }
@@ -49,6 +51,8 @@ const char *toString(NormPosition v) {
     return "post";
   case NormPosition::DeepNorm:
     return "deepnorm";
+  case NormPosition::Sandwich:
+    return "sandwich";
   }
   return "?";
 }
@@ -223,14 +227,18 @@ std::string printSpec(const Spec &s) {
                  tomlBool(m.bias), toString(m.dtype));
 
   const NormSpec &n = s.norm;
-  fmt::format_to(it,
-                 "\n[norm]\ntype = \"{}\"\nposition = \"{}\"\neps = {}\n"
-                 "final = {}\n",
-                 toString(n.type), toString(n.position), tomlFloat(n.eps),
-                 tomlBool(n.final));
+  fmt::format_to(it, "\n[norm]\ntype = \"{}\"\nposition = \"{}\"\n",
+                 toString(n.type), toString(n.position));
+  // Without any norm (QK-norm's included) eps applies to nothing.
+  if (n.type != NormType::None || s.attention.qkNorm != QKNorm::None)
+    fmt::format_to(it, "eps = {}\n", tomlFloat(n.eps));
+  fmt::format_to(it, "final = {}\n", tomlBool(n.final));
   if (n.position == NormPosition::DeepNorm)
     fmt::format_to(it, "deepnorm_alpha = {}\ndeepnorm_beta = {}\n",
                    tomlFloat(n.deepnormAlpha), tomlFloat(n.deepnormBeta));
+
+  fmt::format_to(it, "\n[residual]\nenabled = {}\n",
+                 tomlBool(s.residual.enabled));
 
   fmt::format_to(it, "\n[ffn]\nactivation = \"{}\"\n",
                  toString(s.ffn.activation));
@@ -270,6 +278,12 @@ std::string printSpec(const Spec &s) {
   fmt::format_to(it, "\n[init]\nscheme = \"{}\"\n", toString(s.init.scheme));
   if (s.init.scheme == InitScheme::Normal)
     fmt::format_to(it, "std = {}\n", tomlFloat(s.init.std));
+  if (s.embedding) {
+    fmt::format_to(it, "embedding = \"{}\"\n", toString(s.init.embedding));
+    if (s.init.embedding == InitScheme::Normal)
+      fmt::format_to(it, "embedding_std = {}\n",
+                     tomlFloat(s.init.embeddingStd));
+  }
 
   fmt::format_to(it, "\n[target]\ndevice = \"{}\"\n",
                  toString(s.target.device));

@@ -15,8 +15,11 @@
 
 namespace tfc::spec {
 
-enum class NormType { LayerNorm, RMSNorm };
-enum class NormPosition { Pre, Post, DeepNorm };
+/// norm.type: None (an ablation) normalises nothing and has no weights.
+enum class NormType { LayerNorm, RMSNorm, None };
+/// norm.position. Sandwich (Gemma 2, CogView's "sandwich-LN"): a norm
+/// before each sub-layer and another on its output before the residual add.
+enum class NormPosition { Pre, Post, DeepNorm, Sandwich };
 enum class Activation { ReLU, GELU, GELUTanh, SiLU, SwiGLU, GeGLU, ReGLU };
 enum class MaskKind { Causal, Bidirectional };
 /// attention.qk_norm: a per-head norm of q and of k before RoPE.
@@ -72,12 +75,21 @@ struct NormSpec {
   NormType type = NormType::LayerNorm;
   NormPosition position = NormPosition::Pre;
   double eps = 1e-5;
-  bool final = true; // Default: true for pre-norm, false otherwise.
+  /// Default: true for pre-norm and sandwich, false otherwise (and false
+  /// for type none, which has no norm to end with).
+  bool final = true;
   // DeepNorm constants (Wang et al. 2022), resolved from depth and whether
   // the block is a decoder with cross-attention unless given explicitly.
   // alpha scales the residual branch; beta scales the init of ffn, v and out.
   double deepnormAlpha = 1.0;
   double deepnormBeta = 1.0;
+};
+
+/// The skip connections around each sub-layer.
+struct ResidualSpec {
+  /// False: no skip connections (an ablation): a sub-layer's output
+  /// replaces its input; the norm position still applies.
+  bool enabled = true;
 };
 
 struct FFNSpec {
@@ -151,6 +163,11 @@ struct HeadSpec {
 struct InitSpec {
   InitScheme scheme = InitScheme::Xavier;
   double std = 0.02; // For InitScheme::Normal.
+  /// The token and learned position tables' own scheme (GPT-2 and most
+  /// LMs: N(0, 0.02) beside other matrices' scheme). Resolved: scheme and
+  /// std unless given.
+  InitScheme embedding = InitScheme::Xavier;
+  double embeddingStd = 0.02; // For embedding = InitScheme::Normal.
 };
 
 struct TargetSpec {
@@ -165,6 +182,7 @@ struct Spec {
   std::string path; // The file the spec came from (for diagnostics).
   ModelSpec model;
   NormSpec norm;
+  ResidualSpec residual;
   FFNSpec ffn;
   AttentionSpec attention;
   std::optional<EmbeddingSpec> embedding;
@@ -262,8 +280,9 @@ int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build = {});
 /// The fully resolved spec as TOML that parseSpec accepts and that parses back
 /// to the same Spec (but `path`): every key, sections in schema order. Keys
 /// that only apply to some settings (ffn.multiple_of for gated activations,
-/// norm.deepnorm_* for deepnorm, init.std for scheme = "normal", target.cpu
-/// and target.features for device = "cpu") are printed only there.
+/// norm.deepnorm_* for deepnorm, norm.eps where a norm or QK-norm exists,
+/// init.std for scheme = "normal", target.cpu and target.features for
+/// device = "cpu") are printed only there.
 std::string printSpec(const Spec &spec);
 
 /// Parses and validates TOML text, the workspace bound for `build`. On

@@ -44,6 +44,7 @@ const std::vector<SectionSchema> &schema() {
         "dtype"}},
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
+      {"residual", {"enabled"}},
       {"ffn", {"activation", "multiple_of"}},
       {"attention",
        {"mask", "cross", "n_kv_heads", "head_dim", "qkv_bias", "qk_norm",
@@ -51,7 +52,7 @@ const std::vector<SectionSchema> &schema() {
         "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"}},
       {"embedding", {"vocab", "positions", "norm"}},
       {"head", {"tied", "loss"}},
-      {"init", {"scheme", "std"}},
+      {"init", {"scheme", "std", "embedding", "embedding_std"}},
       {"target", {"device", "cpu", "features"}},
   };
   return sections;
@@ -64,9 +65,11 @@ const SectionSchema *findSection(const std::string &name) {
   return nullptr;
 }
 
-constexpr NormType kNormTypes[] = {NormType::LayerNorm, NormType::RMSNorm};
+constexpr NormType kNormTypes[] = {NormType::LayerNorm, NormType::RMSNorm,
+                                   NormType::None};
 constexpr NormPosition kNormPositions[] = {
-    NormPosition::Pre, NormPosition::Post, NormPosition::DeepNorm};
+    NormPosition::Pre, NormPosition::Post, NormPosition::DeepNorm,
+    NormPosition::Sandwich};
 constexpr Activation kActivations[] = {Activation::ReLU,     Activation::GELU,
                                        Activation::GELUTanh, Activation::SiLU,
                                        Activation::SwiGLU,   Activation::GeGLU,
@@ -282,6 +285,9 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readFloat(norm, "deepnorm_alpha", spec.norm.deepnormAlpha);
   readFloat(norm, "deepnorm_beta", spec.norm.deepnormBeta);
 
+  Section residual = section(root, "residual", false);
+  readBool(residual, "enabled", spec.residual.enabled);
+
   Section ffn = section(root, "ffn", false);
   readEnum(ffn, "activation", spec.ffn.activation, kActivations);
   readInt(ffn, "multiple_of", spec.ffn.multipleOf, Limits::maxWidth);
@@ -325,6 +331,8 @@ void Reader::read(const toml::table &root, Spec &spec) {
   Section init = section(root, "init", false);
   readEnum(init, "scheme", spec.init.scheme, kInits);
   readFloat(init, "std", spec.init.std);
+  readEnum(init, "embedding", spec.init.embedding, kInits);
+  readFloat(init, "embedding_std", spec.init.embeddingStd);
 
   readTarget(section(root, "target", false), spec.target);
 }

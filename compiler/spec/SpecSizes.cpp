@@ -44,12 +44,20 @@ Checked linear(const Spec &s, int64_t in, int64_t out) {
   return linear(in, out, s.model.bias);
 }
 
-/// Floats of one norm: weight, plus bias for LayerNorm.
+/// Floats of one norm: weight, plus bias for LayerNorm; none for type none.
 Checked norm(const Spec &s) {
-  return Checked(s.model.dModel) * (s.norm.type == NormType::LayerNorm ? 2 : 1);
+  int64_t vectors = s.norm.type == NormType::LayerNorm ? 2
+                    : s.norm.type == NormType::RMSNorm ? 1
+                                                       : 0;
+  return Checked(s.model.dModel) * vectors;
 }
 
-/// One attention sub-layer's floats (its norm, Q, K, V, O, QK-norm).
+/// The norms around one sub-layer: one, two with sandwich (before and after).
+Checked sublayerNorms(const Spec &s) {
+  return norm(s) * (s.norm.position == NormPosition::Sandwich ? 2 : 1);
+}
+
+/// One attention sub-layer's floats (its norms, Q, K, V, O, QK-norm).
 Checked attentionParams(const Spec &s, bool self) {
   int64_t d = s.model.dModel;
   AttentionSpec::HeadShape heads = s.attention.heads(self);
@@ -60,8 +68,8 @@ Checked attentionParams(const Spec &s, bool self) {
                    : s.attention.qkNorm == QKNorm::LayerNorm ? 4 * dh
                                                              : 2 * dh;
   bool qkvBias = s.attention.qkvBias;
-  return norm(s) + linear(d, q, qkvBias) + Checked(2) * linear(d, kv, qkvBias) +
-         linear(s, q, d) + qkNorm;
+  return sublayerNorms(s) + linear(d, q, qkvBias) +
+         Checked(2) * linear(d, kv, qkvBias) + linear(s, q, d) + qkNorm;
 }
 
 /// One block's floats, in the order of docs/abi.md.
@@ -70,7 +78,7 @@ Checked blockParams(const Spec &s) {
   Checked block = attentionParams(s, /*self=*/true);
   if (s.attention.cross)
     block += attentionParams(s, /*self=*/false); // cross_norm and cross.*
-  block += norm(s);                              // ffn_norm
+  block += sublayerNorms(s);                     // ffn_norm (ffn_post_norm)
   if (isGated(s.ffn.activation))
     block += linear(s, d, f);                 // w_gate
   block += linear(s, d, f) + linear(s, f, d); // w_up, w_down

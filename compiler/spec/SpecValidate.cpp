@@ -155,8 +155,23 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
   }
 
   NormSpec &norm = spec.norm;
+  bool noNorm = norm.type == NormType::None;
   if (!sources.has("norm.final"))
-    norm.final = norm.position == NormPosition::Pre;
+    norm.final = !noNorm && (norm.position == NormPosition::Pre ||
+                             norm.position == NormPosition::Sandwich);
+  if (noNorm && norm.final)
+    error("norm.final", "'norm.final = true' needs a norm, but norm.type = "
+                        "\"none\"");
+  if (noNorm && spec.embedding && spec.embedding->norm)
+    error("embedding.norm", "'embedding.norm = true' needs a norm, but "
+                            "norm.type = \"none\"");
+  if (noNorm && sources.has("norm.eps") && attn.qkNorm == QKNorm::None)
+    error("norm.eps", "'norm.eps' applies to the norms and QK-norm, but "
+                      "norm.type and attention.qk_norm are both \"none\"");
+  if (!spec.residual.enabled && norm.position == NormPosition::DeepNorm)
+    error("residual.enabled",
+          "'residual.enabled = false' leaves position = \"deepnorm\" no "
+          "residual to scale by alpha; use \"post\"");
   if (norm.position == NormPosition::DeepNorm) {
     resolveDeepNorm(spec, sources);
   } else {
@@ -183,6 +198,22 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
           fmt::format("'init.std' only applies to scheme = \"normal\", not "
                       "\"{}\"",
                       toString(spec.init.scheme)));
+  InitSpec &init = spec.init;
+  if (!sources.has("init.embedding")) {
+    init.embedding = init.scheme;
+    if (!sources.has("init.embedding_std"))
+      init.embeddingStd = init.std;
+  }
+  for (const char *key : {"init.embedding", "init.embedding_std"})
+    if (sources.has(key) && !spec.embedding)
+      error(key, fmt::format("'{}' applies to the embedding tables: add an "
+                             "[embedding] section",
+                             key));
+  if (sources.has("init.embedding_std") && init.embedding != InitScheme::Normal)
+    error("init.embedding_std",
+          fmt::format("'init.embedding_std' only applies to embedding = "
+                      "\"normal\", not \"{}\"",
+                      toString(init.embedding)));
 
   if (spec.target.device != Device::CPU)
     for (const char *key : {"target.cpu", "target.features"})

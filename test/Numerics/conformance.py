@@ -91,11 +91,16 @@ TINY = 1e-30
 # The spec matrix.
 # ---------------------------------------------------------------------------
 
-NORMS = ("layernorm", "rmsnorm")
-POSITIONS = ("pre", "post", "deepnorm")
+NORMS = ("layernorm", "rmsnorm", "none")
+POSITIONS = ("pre", "post", "deepnorm", "sandwich")
 MASKS = ("causal", "bidirectional")
 SHORT = {"layernorm": "ln", "rmsnorm": "rms", "causal": "c", "bidirectional": "bi",
          "learned": "learned", "sinusoidal": "sin", "none": "nopos"}
+NORM_SHORT = {"layernorm": "ln", "rmsnorm": "rms", "none": "nonorm"}
+
+
+def block_name(norm, pos, act, mask):
+    return f"blk_{NORM_SHORT[norm]}_{pos}_{act}_{SHORT[mask]}"
 
 
 def toml_value(v):
@@ -126,38 +131,46 @@ class SpecCase:
 
 
 def block_specs():
-    """All 2 x 3 x 7 x 2 = 84 block combinations; widths and options vary
-    with the index so that defaults, bias = false and odd d_ff get covered."""
+    """All 3 x 4 x 7 x 2 = 168 block combinations; widths and options vary
+    with the index so that defaults, bias = false and odd d_ff get covered.
+    The first 84 (layernorm and rmsnorm at pre, post and deepnorm) keep the
+    indices they had before sandwich and none joined the matrix."""
     specs = []
     i = 0
-    for norm in NORMS:
-        for pos in POSITIONS:
-            for act in ACTIVATIONS:
-                for mask in MASKS:
-                    gated = act in ("swiglu", "geglu", "reglu")
-                    model = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64,
-                             "max_batch": 4, "bias": i % 5 != 3}
-                    ffn = {"activation": act}
-                    if i % 3 == 1:
-                        model["d_ff"] = 72 if not gated else 48
-                    elif gated and i % 3 == 2:
-                        ffn["multiple_of"] = 32  # int(8*32/3) = 85 -> 96
-                    # else: the defaults (128, or 256 for gated).
-                    norm_t = {"type": norm, "position": pos}
-                    if i % 4 == 2:
-                        norm_t["eps"] = 1e-6
-                    if pos != "pre" and i % 6 == 5:
-                        norm_t["final"] = True
-                    if pos == "pre" and i % 6 == 4:
-                        norm_t["final"] = False
-                    name = f"blk_{SHORT[norm]}_{pos}_{act}_{SHORT[mask]}"
-                    specs.append((name, {"model": model, "norm": norm_t, "ffn": ffn,
-                                         "attention": {"mask": mask}}))
-                    i += 1
-    # --quick: 7 blocks that still cover every activation, norm type,
-    # position and mask.
-    quick = {f"blk_{SHORT[NORMS[k % 2]]}_{POSITIONS[k % 3]}_{ACTIVATIONS[k]}_"
-             f"{SHORT[MASKS[(k // 2) % 2]]}" for k in range(7)}
+    old = [(n, p) for n in NORMS[:2] for p in POSITIONS[:3]]
+    combos = old + [(n, p) for n in NORMS for p in POSITIONS if (n, p) not in old]
+    for norm, pos in combos:
+        for act in ACTIVATIONS:
+            for mask in MASKS:
+                gated = act in ("swiglu", "geglu", "reglu")
+                model = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64,
+                         "max_batch": 4, "bias": i % 5 != 3}
+                ffn = {"activation": act}
+                if i % 3 == 1:
+                    model["d_ff"] = 72 if not gated else 48
+                elif gated and i % 3 == 2:
+                    ffn["multiple_of"] = 32  # int(8*32/3) = 85 -> 96
+                # else: the defaults (128, or 256 for gated).
+                norm_t = {"type": norm, "position": pos}
+                # Type none has no eps to set and no final norm.
+                ends_normed = pos in ("pre", "sandwich")
+                if i % 4 == 2 and norm != "none":
+                    norm_t["eps"] = 1e-6
+                if not ends_normed and i % 6 == 5 and norm != "none":
+                    norm_t["final"] = True
+                if ends_normed and i % 6 == 4:
+                    norm_t["final"] = False
+                name = block_name(norm, pos, act, mask)
+                specs.append((name, {"model": model, "norm": norm_t, "ffn": ffn,
+                                     "attention": {"mask": mask}}))
+                i += 1
+    # --quick: 7 blocks that still cover every activation, layernorm and
+    # rmsnorm, pre, post, deepnorm and mask; and 3 with sandwich and none.
+    quick = {block_name(NORMS[k % 2], POSITIONS[k % 3], ACTIVATIONS[k],
+                        MASKS[(k // 2) % 2]) for k in range(7)}
+    quick |= {block_name("rmsnorm", "sandwich", "swiglu", "causal"),
+              block_name("layernorm", "sandwich", "gelu", "bidirectional"),
+              block_name("none", "pre", "relu", "causal")}
     return [SpecCase(n, s, n in quick) for n, s in specs]
 
 
@@ -165,8 +178,8 @@ def cross_specs():
     specs = []
     acts = ("gelu", "swiglu", "relu", "gelu_tanh", "silu", "geglu")
     k = 0
-    for pos in POSITIONS:
-        for norm in NORMS:
+    for pos in POSITIONS[:3]:  # sandwich and none: ablation_specs
+        for norm in NORMS[:2]:
             name = f"cross_{SHORT[norm]}_{pos}"
             model = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4,
                      "d_ff": 64}
@@ -483,20 +496,73 @@ def padding_specs():
     ]
 
 
+def ablation_specs():
+    """norm.type = "none", position = "sandwich" and residual.enabled =
+    false across the other features: cross-attention, an LM head with its
+    loss, GQA + RoPE, QK-norm (its own type, still there without the
+    model's norms), key padding, a window with ALiBi, bf16 and DeepNorm."""
+    base = {"d_model": 32, "n_heads": 4, "depth": 2, "max_seq": 64, "max_batch": 4}
+    lm = {"embedding": {"vocab": 41, "positions": "none"},
+          "head": {"loss": "cross_entropy"}}
+    return [
+        SpecCase("abl_nores_pre_lm_rope", {  # seed 000's ablation, as an LM
+            "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm"},
+            "residual": {"enabled": False}, "ffn": {"activation": "swiglu",
+                                                    "multiple_of": 16},
+            "attention": {"n_kv_heads": 2, "positions": "rope"}, **lm}, quick=True),
+        SpecCase("abl_nores_post_cross", {
+            "model": dict(base, d_ff=40), "norm": {"position": "post"},
+            "residual": {"enabled": False},
+            "attention": {"cross": True, "mask": "bidirectional"}}),
+        SpecCase("abl_nores_sandwich_pad", {
+            "model": dict(base, d_ff=48, max_seq=128), "norm": {"position": "sandwich"},
+            "residual": {"enabled": False}, "ffn": {"activation": "gelu_tanh"},
+            "attention": {"mask": "bidirectional", "key_padding": True}}),
+        SpecCase("abl_nonorm_nores_lm", {  # neither norms nor residuals
+            "model": dict(base, d_ff=40, depth=3), "norm": {"type": "none"},
+            "residual": {"enabled": False}, "ffn": {"activation": "relu"},
+            "embedding": {"vocab": 23, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+        SpecCase("abl_nonorm_cross_deepnorm", {  # alpha-scaled, unnormalised
+            "model": dict(base, d_ff=40), "norm": {"type": "none", "position": "deepnorm"},
+            "ffn": {"activation": "geglu", "multiple_of": 8},
+            "attention": {"cross": True}}, quick=True),
+        SpecCase("abl_nonorm_qknorm_rope_lm", {  # only QK-norm normalises
+            "model": dict(base, d_ff=48, bias=False),
+            "norm": {"type": "none", "eps": 1e-6},
+            "attention": {"qk_norm": "rmsnorm", "positions": "rope"}, **lm}),
+        SpecCase("abl_sandwich_cross_qknorm", {  # Gemma 2's norms, with cross
+            "model": dict(base, d_ff=48), "norm": {"type": "rmsnorm", "position": "sandwich"},
+            "ffn": {"activation": "geglu", "multiple_of": 16},
+            "attention": {"cross": True, "qk_norm": "layernorm", "n_kv_heads": 2}},
+            quick=True),
+        SpecCase("abl_sandwich_pad_window_lm", {
+            "model": dict(base, d_ff=48, max_seq=128),
+            "norm": {"position": "sandwich", "final": False},
+            "attention": {"sliding_window": 5, "positions": "alibi", "key_padding": True},
+            "embedding": {"vocab": 37, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+        SpecCase("bf16_abl_sandwich_nores", {
+            "model": dict(base, d_ff=48, dtype="bf16"),
+            "norm": {"type": "rmsnorm", "position": "sandwich"},
+            "residual": {"enabled": False}, "ffn": {"activation": "silu"}}),
+    ]
+
+
 def pairwise_block_names():
-    """21 of block_specs' 84 that hold every pair of (norm, position,
+    """28 of block_specs' 168 that hold every pair of (norm, position,
     activation, mask) values, the --quick blocks aside: for activation c
-    and position b, norm (b + c) % 2 and mask ((b + 1) // 2 + c) % 2. A bug
+    and position b, norm (b + c) % 3 and mask ((b + 1) // 2 + c) % 2. A bug
     that needs two features to show shows in one of them; the full product
-    runs in the long tier (conformance-full.test)."""
-    rows = [(NORMS[(b + c) % 2], pos, act, MASKS[((b + 1) // 2 + c) % 2])
+    runs in the long tier (conformance-long.test)."""
+    rows = [(NORMS[(b + c) % 3], pos, act, MASKS[((b + 1) // 2 + c) % 2])
             for c, act in enumerate(ACTIVATIONS) for b, pos in enumerate(POSITIONS)]
     factors = (NORMS, POSITIONS, ACTIVATIONS, MASKS)
     for i in range(4):
         for j in range(i + 1, 4):
             pairs = {(r[i], r[j]) for r in rows}
             assert len(pairs) == len(factors[i]) * len(factors[j]), (i, j)
-    return {f"blk_{SHORT[n]}_{p}_{a}_{SHORT[m]}" for n, p, a, m in rows}
+    return {block_name(*row) for row in rows}
 
 
 def all_specs(pairwise=False):
@@ -508,7 +574,7 @@ def all_specs(pairwise=False):
         blocks = [s for s in blocks if s.name in keep or s.quick]
     return (blocks + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
             head_specs() + position_specs() + window_specs() + alibi_specs() +
-            padding_specs())
+            padding_specs() + ablation_specs())
 
 
 def _clamp(spec, cases):

@@ -195,6 +195,28 @@ def specs():
         "model": dict(MODEL, d_ff=12), "norm": {"position": "deepnorm"},
         "ffn": {"activation": "silu"},
         "attention": {"cross": True, "key_padding": True}}, 2, 4, 3))
+    # Ablations and sandwich: the norms before and after each sub-layer
+    # (with cross-attention), no norms, no residual.
+    out.append(("fd_sandwich_cross", {
+        "model": dict(MODEL, d_ff=12), "norm": {"position": "sandwich"},
+        "ffn": {"activation": "gelu"}, "attention": {"cross": True}}, 2, 4, 3))
+    out.append(("fd_sandwich_rms_lm", {
+        "model": dict(MODEL, d_ff=12), "norm": {"type": "rmsnorm", "position": "sandwich"},
+        "ffn": {"activation": "swiglu"}, "attention": {"positions": "rope"},
+        "embedding": {"vocab": 11, "positions": "none"},
+        "head": {"loss": "cross_entropy"}}, 2, 5, 0))
+    out.append(("fd_nonorm_post_bi", {
+        "model": dict(MODEL, d_ff=12), "norm": {"type": "none", "position": "post"},
+        "ffn": {"activation": "silu"}, "attention": {"mask": "bidirectional"}}, 2, 4, 0))
+    out.append(("fd_nores_pre_lm", {
+        "model": dict(MODEL, d_ff=12), "residual": {"enabled": False},
+        "ffn": {"activation": "gelu_tanh"},
+        "embedding": {"vocab": 11, "positions": "learned"},
+        "head": {"tied": True, "loss": "cross_entropy"}}, 2, 4, 0))
+    out.append(("fd_nores_post_cross", {
+        "model": dict(MODEL, d_ff=12), "norm": {"type": "rmsnorm", "position": "post"},
+        "residual": {"enabled": False}, "ffn": {"activation": "geglu"},
+        "attention": {"cross": True}}, 2, 3, 4))
     return out
 
 

@@ -41,19 +41,20 @@ ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu", "reglu")
 GATE_OF = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}
 
 _KEYS = {
-    "": {"name", "model", "norm", "ffn", "attention", "embedding", "head",
-         "init", "target"},
+    "": {"name", "model", "norm", "residual", "ffn", "attention", "embedding",
+         "head", "init", "target"},
     "model": {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch",
               "bias", "dtype"},
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
+    "residual": {"enabled"},
     "ffn": {"activation", "multiple_of"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
                   "positions", "rope_theta", "rope_style", "rope_fraction", "qkv_bias",
                   "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"},
     "embedding": {"vocab", "positions", "norm"},
     "head": {"tied", "loss"},
-    "init": {"scheme", "std"},
+    "init": {"scheme", "std", "embedding", "embedding_std"},
     "target": {"device", "cpu", "features"},
 }
 
@@ -124,10 +125,21 @@ class Config:
                 self.n_heads % self.n_kv_heads:
             raise SpecError("n_heads must be a multiple of n_kv_heads")
 
-        self.norm_type = choice("norm", "type", "layernorm", ("layernorm", "rmsnorm"))
-        self.position = choice("norm", "position", "pre", ("pre", "post", "deepnorm"))
+        # type "none" (an ablation): no norm and no norm weights anywhere
+        # but QK-norm, which has its own type. sandwich: a norm before each
+        # sub-layer and one on its output, before the residual add.
+        self.norm_type = choice("norm", "type", "layernorm",
+                                ("layernorm", "rmsnorm", "none"))
+        self.position = choice("norm", "position", "pre",
+                               ("pre", "post", "deepnorm", "sandwich"))
         self.eps = float(get("norm", "eps", 1e-5))
-        self.final = bool(get("norm", "final", self.position == "pre"))
+        self.final = bool(get("norm", "final",
+                              self.position in ("pre", "sandwich") and
+                              self.norm_type != "none"))
+        if self.final and self.norm_type == "none":
+            raise SpecError("norm.final needs a norm")
+        # residual.enabled = false (an ablation): no skip connections.
+        self.residual = bool(get("residual", "enabled", True))
 
         self.activation = choice("ffn", "activation", "gelu", ACTIVATIONS)
         self.gated = self.activation in GATE_OF
@@ -237,8 +249,11 @@ class Config:
 
 def _norm_tensors(cfg, prefix, width=None, kind=None):
     d = width or cfg.d_model
+    kind = kind or cfg.norm_type
+    if kind == "none":
+        return []
     out = [(prefix + ".weight", (d,))]
-    if (kind or cfg.norm_type) == "layernorm":
+    if kind == "layernorm":
         out.append((prefix + ".bias", (d,)))
     return out
 
@@ -266,17 +281,25 @@ def _linear_tensors(cfg, prefix, n_in, n_out, bias=None):
 def block_tensors(cfg, i):
     d, f = cfg.d_model, cfg.d_ff
     p = f"blocks.{i}."
+    sandwich = cfg.position == "sandwich"
+    # Each sub-layer: its norm, its tensors, then (sandwich) its post-norm.
     t = _norm_tensors(cfg, p + "attn_norm")
     t += _attention_tensors(cfg, p + "attn.", cfg.n_kv_heads, cfg.head_dim)
+    if sandwich:
+        t += _norm_tensors(cfg, p + "attn_post_norm")
     if cfg.cross:
         t += _norm_tensors(cfg, p + "cross_norm")
         t += _attention_tensors(cfg, p + "cross.", cfg.cross_n_kv_heads,
                                 cfg.cross_head_dim)
+        if sandwich:
+            t += _norm_tensors(cfg, p + "cross_post_norm")
     t += _norm_tensors(cfg, p + "ffn_norm")
     if cfg.gated:
         t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
     t += _linear_tensors(cfg, p + "ffn.w_up", d, f)
     t += _linear_tensors(cfg, p + "ffn.w_down", f, d)
+    if sandwich:
+        t += _norm_tensors(cfg, p + "ffn_post_norm")
     return t
 
 
@@ -401,11 +424,15 @@ class Norm(nn.Module):
         super().__init__()
         d = width or cfg.d_model
         self.kind, self.eps = kind or cfg.norm_type, cfg.eps
+        if self.kind == "none":  # the identity, without weights
+            return
         self.weight = nn.Parameter(torch.ones(d, dtype=dtype))
         self.bias = (nn.Parameter(torch.zeros(d, dtype=dtype))
                      if self.kind == "layernorm" else None)
 
     def forward(self, x):
+        if self.kind == "none":
+            return x
         if self.kind == "layernorm":  # biased variance, as F.layer_norm
             return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
@@ -531,30 +558,47 @@ class Block(nn.Module):
     def __init__(self, cfg, dtype):
         super().__init__()
         self.position, self.alpha = cfg.position, cfg.alpha
+        self.residual = cfg.residual
         self.causal = cfg.mask == "causal"
+        sandwich = cfg.position == "sandwich"
         self.attn_norm = Norm(cfg, dtype)
         self.attn = Attention(cfg, dtype)
+        if sandwich:
+            self.attn_post_norm = Norm(cfg, dtype)
         self.has_cross = cfg.cross
         if cfg.cross:
             self.cross_norm = Norm(cfg, dtype)
             self.cross = Attention(cfg, dtype, self_attention=False)
+            if sandwich:
+                self.cross_post_norm = Norm(cfg, dtype)
         self.ffn_norm = Norm(cfg, dtype)
         self.ffn = FFN(cfg, dtype)
+        if sandwich:
+            self.ffn_post_norm = Norm(cfg, dtype)
 
-    def _sublayer(self, x, norm, f):
+    def _sublayer(self, x, norm, f, post_norm=None):
+        # Without the residual the skip term is gone and nothing else.
+        skip = x if self.residual else torch.zeros_like(x)
         if self.position == "pre":
-            return x + f(norm(x))
+            return skip + f(norm(x))
+        if self.position == "sandwich":
+            return skip + post_norm(f(norm(x)))
         # post: N(x + f(x)); deepnorm: N(alpha * x + f(x)).
-        return norm(self.alpha * x + f(x))
+        return norm(self.alpha * skip + f(x))
 
     def forward(self, x, enc=None, key_valid=None):
+        post = lambda name: getattr(self, name, None)
         h = self._sublayer(x, self.attn_norm,
-                           lambda u: self.attn(u, u, self.causal, key_valid))
+                           lambda u: self.attn(u, u, self.causal, key_valid),
+                           post("attn_post_norm"))
         if self.has_cross:
             # Cross-attention is never masked (nor by the lengths: they
             # pad the queries' sequence, not enc).
-            h = self._sublayer(h, self.cross_norm, lambda u: self.cross(u, enc, False))
-        return self._sublayer(h, self.ffn_norm, self.ffn)
+            h = self._sublayer(h, self.cross_norm,
+                               lambda u: self.cross(u, enc, False),
+                               post("cross_post_norm"))
+        return self._sublayer(h, self.ffn_norm, self.ffn,
+                              post("ffn_post_norm"))
 
 
 class Embedding(nn.Module):

@@ -137,4 +137,39 @@ TEST(LayoutTest, InitFollowsTheScheme) {
   EXPECT_FLOAT_EQ(w->initParam, 0.5f);
 }
 
+TEST(LayoutTest, SandwichPostNormsFollowTheirSubLayers) {
+  Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                    "bias = false\n[norm]\ntype = \"rmsnorm\"\n"
+                    "position = \"sandwich\"\n[attention]\ncross = true\n");
+  std::vector<std::string> names;
+  for (const ParamTensor &t : computeLayout(spec).block)
+    names.push_back(t.name);
+  std::vector<std::string> expected = {
+      "attn_norm.weight",    "attn.wq.weight",  "attn.wk.weight",
+      "attn.wv.weight",      "attn.wo.weight",  "attn_post_norm.weight",
+      "cross_norm.weight",   "cross.wq.weight", "cross.wk.weight",
+      "cross.wv.weight",     "cross.wo.weight", "cross_post_norm.weight",
+      "ffn_norm.weight",     "ffn.w_up.weight", "ffn.w_down.weight",
+      "ffn_post_norm.weight"};
+  EXPECT_EQ(names, expected);
+  ParamLayout layout = computeLayout(spec);
+  EXPECT_EQ(layout.findBlock("ffn_post_norm.weight")->init, InitKind::Ones);
+  EXPECT_EQ(layout.total, paramCount(spec));
+}
+
+TEST(LayoutTest, NoNormsLeaveNoNormTensors) {
+  Spec spec = parse("name = \"m\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                    "[norm]\ntype = \"none\"\n[attention]\nqk_norm = "
+                    "\"layernorm\"\n[embedding]\nvocab = 5\n");
+  ParamLayout layout = computeLayout(spec);
+  for (const ParamTensor &t : layout.flatten())
+    if (t.name.find("q_norm") == std::string::npos &&
+        t.name.find("k_norm") == std::string::npos)
+      EXPECT_EQ(t.name.find("norm"), std::string::npos) << t.name;
+  // QK-norm has its own type.
+  EXPECT_NE(layout.findBlock("attn.q_norm.bias"), nullptr);
+  EXPECT_TRUE(layout.trailing.empty());
+  EXPECT_EQ(layout.total, paramCount(spec));
+}
+
 } // namespace

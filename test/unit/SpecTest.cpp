@@ -61,6 +61,9 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.norm.final, b.norm.final);
   EXPECT_EQ(a.norm.deepnormAlpha, b.norm.deepnormAlpha);
   EXPECT_EQ(a.norm.deepnormBeta, b.norm.deepnormBeta);
+  EXPECT_EQ(a.residual.enabled, b.residual.enabled);
+  EXPECT_EQ(a.init.embedding, b.init.embedding);
+  EXPECT_EQ(a.init.embeddingStd, b.init.embeddingStd);
   EXPECT_EQ(a.ffn.activation, b.ffn.activation);
   EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
   EXPECT_EQ(a.attention.mask, b.attention.mask);
@@ -266,6 +269,83 @@ TEST(SpecTest, FinalNormDefault) {
       parseOk(minimal("[norm]\nposition = \"deepnorm\"\n")).norm.final);
   EXPECT_TRUE(parseOk(minimal("[norm]\nposition = \"post\"\nfinal = true\n"))
                   .norm.final);
+}
+
+TEST(SpecTest, AblationsAndSandwich) {
+  // Sandwich ends with a final norm, as pre-norm does; type none has none
+  // (and no norm weights: the count drops by every norm's two vectors).
+  Spec sandwich = parseOk(minimal("[norm]\nposition = \"sandwich\"\n"));
+  EXPECT_EQ(sandwich.norm.position, NormPosition::Sandwich);
+  EXPECT_TRUE(sandwich.norm.final);
+  Spec plain = parseOk(minimal());
+  // d_model 64, depth 1, layernorm: two more norms of 2 * 64.
+  EXPECT_EQ(paramCount(sandwich), paramCount(plain) + 2 * 2 * 64);
+  Spec none = parseOk(minimal("[norm]\ntype = \"none\"\n"));
+  EXPECT_EQ(none.norm.type, NormType::None);
+  EXPECT_FALSE(none.norm.final);
+  EXPECT_EQ(paramCount(none), paramCount(plain) - 3 * 2 * 64);
+  EXPECT_EQ(paramCount(parseOk(minimal("[norm]\ntype = \"none\"\n"
+                                       "position = \"sandwich\"\n"))),
+            paramCount(none));
+  // QK-norm keeps its own eps and weights without the model's norms.
+  Spec qk = parseOk(minimal("[norm]\ntype = \"none\"\neps = 1e-6\n"
+                            "[attention]\nqk_norm = \"rmsnorm\"\n"));
+  EXPECT_EQ(qk.norm.eps, 1e-6);
+  EXPECT_EQ(paramCount(qk), paramCount(none) + 2 * 16);
+
+  EXPECT_TRUE(plain.residual.enabled);
+  Spec off = parseOk(minimal("[residual]\nenabled = false\n"));
+  EXPECT_FALSE(off.residual.enabled);
+  EXPECT_EQ(paramCount(off), paramCount(plain));
+  for (const Spec *s : {&sandwich, &none, &qk, &off})
+    expectRoundTrip(*s);
+}
+
+TEST(SpecTest, EmbeddingInit) {
+  // The tables follow the scheme unless init.embedding says otherwise.
+  std::string lm = "[embedding]\nvocab = 10\n";
+  Spec plain = parseOk(minimal(lm));
+  EXPECT_EQ(plain.init.embedding, InitScheme::Xavier);
+  Spec normal =
+      parseOk(minimal(lm + "[init]\nscheme = \"normal\"\nstd = 0.5\n"));
+  EXPECT_EQ(normal.init.embedding, InitScheme::Normal);
+  EXPECT_EQ(normal.init.embeddingStd, 0.5);
+  Spec gpt2 = parseOk(minimal(lm + "[init]\nembedding = \"normal\"\n"));
+  EXPECT_EQ(gpt2.init.scheme, InitScheme::Xavier);
+  EXPECT_EQ(gpt2.init.embedding, InitScheme::Normal);
+  EXPECT_EQ(gpt2.init.embeddingStd, 0.02);
+  Spec own = parseOk(minimal(lm + "[init]\nscheme = \"normal\"\n"
+                                  "embedding_std = 0.1\n"));
+  EXPECT_EQ(own.init.embeddingStd, 0.1);
+  EXPECT_EQ(own.init.std, 0.02);
+  for (const Spec *s : {&plain, &normal, &gpt2, &own})
+    expectRoundTrip(*s);
+  EXPECT_EQ(parseFails(minimal(lm + "[init]\nembedding_std = 0.1\n")).str(),
+            "test.toml:8:17: error: 'init.embedding_std' only applies to "
+            "embedding = \"normal\", not \"xavier\"");
+  EXPECT_EQ(parseFails(minimal("[init]\nembedding = \"normal\"\n")).str(),
+            "test.toml:6:13: error: 'init.embedding' applies to the embedding "
+            "tables: add an [embedding] section");
+}
+
+TEST(SpecTest, AblationContradictions) {
+  EXPECT_EQ(
+      parseFails(minimal("[norm]\ntype = \"none\"\nfinal = true\n")).str(),
+      "test.toml:7:9: error: 'norm.final = true' needs a norm, but "
+      "norm.type = \"none\"");
+  EXPECT_EQ(parseFails(minimal("[norm]\ntype = \"none\"\n"
+                               "[embedding]\nvocab = 10\nnorm = true\n"))
+                .str(),
+            "test.toml:9:8: error: 'embedding.norm = true' needs a norm, but "
+            "norm.type = \"none\"");
+  EXPECT_EQ(parseFails(minimal("[norm]\ntype = \"none\"\neps = 1e-6\n")).str(),
+            "test.toml:7:7: error: 'norm.eps' applies to the norms and "
+            "QK-norm, but norm.type and attention.qk_norm are both \"none\"");
+  EXPECT_EQ(parseFails(minimal("[norm]\nposition = \"deepnorm\"\n"
+                               "[residual]\nenabled = false\n"))
+                .str(),
+            "test.toml:8:11: error: 'residual.enabled = false' leaves position "
+            "= \"deepnorm\" no residual to scale by alpha; use \"post\"");
 }
 
 TEST(SpecTest, DeepNormConstants) {
