@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Experiment 2: post-LN, pre-LN and DeepNorm at depth 100 and 1000 on the
+# copy task (width 32), and tfc's compile time and object size at depth 1000
+# against depth 1.
+#
+#   examples/experiments/depth/run.sh         short: 1 seed, 200 steps at
+#                                             depth 100, 60 at depth 1000
+#   examples/experiments/depth/run.sh full    3 seeds, 1,200 steps at both
+#
+# Writes out/experiments/depth/: each run's folder, results.csv, curves.csv,
+# compile.csv, results.png and table.txt (also printed).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+mode=${1:-short}
+out="${OUT:-$root/out/experiments/depth}"
+bash "$root/scripts/build.sh" >/dev/null
+tfc="$root/build/bin/tfc"
+train="$root/build/bin/tfc-train"
+
+case "$mode" in
+  short) steps100=200 steps1000=60 seeds="[1]" ;;
+  full) steps100=1200 steps1000=1200 seeds="[1, 2, 3]" ;;
+  *) echo "usage: run.sh [short|full]" >&2; exit 2 ;;
+esac
+rm -rf "$out"
+mkdir -p "$out/compile"
+
+# Compile time and object size: the block is one loop over the layers'
+# parameters, so depth should change neither much.
+echo "depth,compile_s,object_bytes,params" > "$out/compile.csv"
+for depth in 1 1000; do
+  sed "s/^depth = .*/depth = $depth/" "$here/copy_task_w32.toml" > "$out/compile/d$depth.toml"
+  start=$(date +%s%N)
+  "$tfc" "$out/compile/d$depth.toml" -o "$out/compile/d$depth.o"
+  ms=$((($(date +%s%N) - start) / 1000000))
+  params=$(grep -m1 'PARAM_COUNT' "$out/compile/d$depth.h" | awk '{print $3}')
+  printf "%d,%d.%03d,%d,%s\n" "$depth" $((ms / 1000)) $((ms % 1000)) \
+    "$(stat -c %s "$out/compile/d$depth.o")" "$params" >> "$out/compile.csv"
+done
+
+# One grid per depth (their step counts differ), two runs at a time.
+for depth in 100 1000; do
+  steps=$steps100; [ "$depth" = 1000 ] && steps=$steps1000
+  "$train" "$here/run.toml" --jobs 2 --out "$out/train-d$depth" \
+    --set "train.steps=$steps" --set "grid.seeds=$seeds" \
+    --set "grid.spec.model.depth=[$depth]" \
+    > "$out/train-d$depth.txt" 2> "$out/progress-d$depth.txt"
+  for run in "$out/train-d$depth"/*/; do
+    if [ -f "$run/log.csv" ]; then mv "$run" "$out/"; fi
+  done
+done
+python3 "$here/report.py" "$out" "$mode"
