@@ -26,6 +26,8 @@ std::string roleComment(StringRef role, ShapedType type) {
           .Case("targets", "[batch, seq], < 0 ignored")
           .Cases({"logits", "d_logits"}, "[batch, seq, vocab]")
           .Case("loss", "1 float: mean cross-entropy")
+          .Case("hidden_norms", "[depth + 1]: mean row L2 norm before block "
+                                "0 and after each block")
           .Case("d_params", "+= gradients, layout of params")
           .Default("?");
   if (known != "?")

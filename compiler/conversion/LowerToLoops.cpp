@@ -30,6 +30,7 @@
 #include "kernels/TargetKernels.h"
 #include "tfc/Dialect/TfcDialect.h"
 #include "tfc/Dialect/TfcRoles.h"
+#include "tfc/Dialect/TfcSaveSlots.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -1120,12 +1121,12 @@ LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
         carries[0].dims);
   LogicalResult result = planBody(l, body);
   l.setLoopContext(Value(), Value());
-  // The loop's result saved for backward (tfc.save on the loop): a copy
-  // after the loop.
-  if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save"))
+  // The loop's result saved for backward (its save slot: tfc.save, or
+  // tfc.save_results when probes ride along): a copy after the loop.
+  if (std::optional<int64_t> slot = getSaveSlot(loop->getResult(0)))
     l.bind(loop.getResult(0),
            l.allocateSaved(
-               slot.getInt(),
+               *slot,
                cast<ShapedType>(loop.getResult(0).getType()).getElementType(),
                carries[0].dims));
   return result;
@@ -1163,7 +1164,7 @@ LogicalResult ModelLowering::emitLoop(Lowering &l, scf::ForOp loop) {
         emitCopy(l, flat, carries[k].flat, l.product(carries[k].dims));
     }
   }
-  if (loop->getAttrOfType<IntegerAttr>("tfc.save")) {
+  if (getSaveSlot(loop->getResult(0))) {
     Buffer saved = l.lookup(loop.getResult(0));
     emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
   }

@@ -30,6 +30,7 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateFlashAttentionLowerings(set);
   populateRopeLowerings(set);
   populatePaddingLowerings(set);
+  populateProbeLowerings(set);
   populateDecodingLowerings(set);
 }
 

@@ -100,6 +100,7 @@ void populateLossHeadLowerings(OpLoweringSet &set);
 void populateFlashAttentionLowerings(OpLoweringSet &set);
 void populateRopeLowerings(OpLoweringSet &set);
 void populatePaddingLowerings(OpLoweringSet &set);
+void populateProbeLowerings(OpLoweringSet &set);
 void populateDecodingLowerings(OpLoweringSet &set);
 
 /// Every tfc op's lowering. The lowerings are the same for every target;

@@ -404,6 +404,14 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     outputs.push_back(RankedTensorType::get({}, b.getF32Type()));
     outputRoles.push_back("loss");
   }
+  // The probe: one norm before the blocks and one after each.
+  bool probeNorms = forward && spec.probes.hiddenNorms;
+  auto probesType =
+      RankedTensorType::get({spec.model.depth + 1}, b.getF32Type());
+  if (probeNorms) {
+    outputs.push_back(probesType);
+    outputRoles.push_back("hidden_norms");
+  }
 
   // The decoding functions are lowered into NAME_prefill and NAME_decode,
   // so their own names must differ.
@@ -472,18 +480,34 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   if (targets && lengths)
     targets = mlir::tfc::IgnorePaddingOp::create(b, loc, targets, lengths);
 
-  // The depth loop: the block body once, indexed by the layer.
+  // The depth loop: the block body once, indexed by the layer. It carries
+  // the residual stream and, with the probe, the norms recorded so far.
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
   Value hi = arith::ConstantIndexOp::create(b, loc, spec.model.depth);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  auto hiddenNorm = [&](Value hidden, Value probes, Value index) -> Value {
+    Part part(*this, "probe");
+    return mlir::tfc::HiddenNormOp::create(b, loc, probesType, hidden, probes,
+                                           index, lengths);
+  };
+  SmallVector<Value> carried{h};
+  if (probeNorms) {
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(probesType, b.getF32FloatAttr(0.0)));
+    carried.push_back(hiddenNorm(h, zeros, lo));
+  }
   auto loop = scf::ForOp::create(
-      b, loc, lo, hi, step, ValueRange{h},
+      b, loc, lo, hi, step, carried,
       [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
         layer = iv;
-        scf::YieldOp::create(b, loc, block(args[0]));
+        SmallVector<Value> next{block(args[0])};
+        if (probeNorms)
+          next.push_back(hiddenNorm(next[0], args[1],
+                                    arith::AddIOp::create(b, loc, iv, step)));
+        scf::YieldOp::create(b, loc, next);
         layer = Value();
       });
   h = loop.getResult(0);
@@ -515,6 +539,8 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   } else {
     results.push_back(h);
   }
+  if (probeNorms)
+    results.push_back(loop.getResult(1));
   func::ReturnOp::create(b, loc, results);
 }
 

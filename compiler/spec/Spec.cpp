@@ -285,6 +285,10 @@ std::string printSpec(const Spec &s) {
                      tomlFloat(s.init.embeddingStd));
   }
 
+  // Printed only when on: a model without probes has no [probes] to say.
+  if (s.probes.hiddenNorms)
+    fmt::format_to(it, "\n[probes]\nhidden_norms = true\n");
+
   fmt::format_to(it, "\n[target]\ndevice = \"{}\"\n",
                  toString(s.target.device));
   if (s.target.device == Device::CPU)

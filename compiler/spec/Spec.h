@@ -170,6 +170,14 @@ struct InitSpec {
   double embeddingStd = 0.02; // For embedding = InitScheme::Normal.
 };
 
+/// Optional outputs that watch the model without changing it.
+struct ProbesSpec {
+  /// True: forward also writes `hidden_norms[depth + 1]`: the mean L2 norm
+  /// of the hidden state's rows before block 0 and after each block
+  /// (docs/abi.md).
+  bool hiddenNorms = false;
+};
+
 struct TargetSpec {
   Device device = Device::CPU;
   std::string cpu;      // Empty: the host CPU.
@@ -188,6 +196,7 @@ struct Spec {
   std::optional<EmbeddingSpec> embedding;
   std::optional<HeadSpec> head;
   InitSpec init;
+  ProbesSpec probes;
   TargetSpec target;
 };
 
@@ -282,7 +291,7 @@ int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build = {});
 /// that only apply to some settings (ffn.multiple_of for gated activations,
 /// norm.deepnorm_* for deepnorm, norm.eps where a norm or QK-norm exists,
 /// init.std for scheme = "normal", target.cpu and target.features for
-/// device = "cpu") are printed only there.
+/// device = "cpu", [probes] when one is on) are printed only there.
 std::string printSpec(const Spec &spec);
 
 /// Parses and validates TOML text, the workspace bound for `build`. On

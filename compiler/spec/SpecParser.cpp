@@ -53,6 +53,7 @@ const std::vector<SectionSchema> &schema() {
       {"embedding", {"vocab", "positions", "norm"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std", "embedding", "embedding_std"}},
+      {"probes", {"hidden_norms"}},
       {"target", {"device", "cpu", "features"}},
   };
   return sections;
@@ -333,6 +334,9 @@ void Reader::read(const toml::table &root, Spec &spec) {
   readFloat(init, "std", spec.init.std);
   readEnum(init, "embedding", spec.init.embedding, kInits);
   readFloat(init, "embedding_std", spec.init.embeddingStd);
+
+  Section probes = section(root, "probes", false);
+  readBool(probes, "hidden_norms", spec.probes.hiddenNorms);
 
   readTarget(section(root, "target", false), spec.target);
 }

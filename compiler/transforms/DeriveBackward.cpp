@@ -152,10 +152,17 @@ LogicalResult BackwardBuilder::reverseOps(Block &block) {
 }
 
 /// The depth loop reversed: layer i = depth - 1 - j; carries the gradient of
-/// the residual stream and the d_params tensor.
+/// the residual stream and the d_params tensor. The residual stream is the
+/// loop's first carried value; the others are probes (hidden_norms), which
+/// no gradient reaches.
 LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
-  if (loop.getNumRegionIterArgs() != 1)
-    return loop.emitOpError("the depth loop must carry exactly one tensor");
+  if (loop.getNumRegionIterArgs() < 1)
+    return loop.emitOpError("the depth loop must carry the residual stream");
+  for (unsigned k = 1, e = loop.getNumResults(); k < e; ++k)
+    if (grads.count(loop.getResult(k)))
+      return loop.emitOpError("only the depth loop's first carried value "
+                              "(the residual stream) has a gradient; #")
+             << k << " has one";
   Value dOut = grads.lookup(loop.getResult(0));
   if (!dOut)
     return success();

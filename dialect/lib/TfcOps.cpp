@@ -432,6 +432,18 @@ LogicalResult IgnorePaddingOp::verify() {
   return verifyLengths(*this, getLengths(), getTargets(), "targets");
 }
 
+LogicalResult HiddenNormOp::verify() {
+  if (failed(verifyRank(*this, getInput(), "input", 3)))
+    return failure();
+  if (!getProbes().getType().hasStaticShape())
+    return emitOpError("probes must have a static size (one element per "
+                       "probe), got ")
+           << getProbes().getType();
+  if (getLengths())
+    return verifyLengths(*this, getLengths(), getInput(), "input");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding, positions, loss
 //===----------------------------------------------------------------------===//

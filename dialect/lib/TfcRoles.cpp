@@ -14,6 +14,8 @@ StringRef tfc::getResultRole(FunctionOpInterface func, unsigned index) {
   return role ? role.getValue() : "";
 }
 
+bool tfc::isProbeRole(StringRef role) { return role == "hidden_norms"; }
+
 std::string tfc::gradientRole(StringRef role) { return ("d_" + role).str(); }
 
 tfc::GradientInterface tfc::getGradientInterface(FunctionOpInterface model) {
@@ -32,6 +34,7 @@ tfc::GradientInterface tfc::getGradientInterface(FunctionOpInterface model) {
       iface.lossResults.push_back(i);
   if (iface.lossResults.empty())
     for (unsigned i = 0, e = model.getNumResults(); i < e; ++i)
-      iface.seededResults.push_back(i);
+      if (!isProbeRole(getResultRole(model, i)))
+        iface.seededResults.push_back(i);
   return iface;
 }

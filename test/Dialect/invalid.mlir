@@ -911,6 +911,30 @@ func.func @zero_padding_batch(%x: tensor<4x?x8xf32>, %len: tensor<2xi32>) -> ten
 
 // -----
 
+func.func @hidden_norm_rank(%x: tensor<?x16xf32>, %p: tensor<3xf32>, %i: index) -> tensor<3xf32> {
+  // expected-error @+1 {{'tfc.hidden_norm' op input must have rank 3, got rank 2}}
+  %0 = tfc.hidden_norm %x into %p[%i] : tensor<?x16xf32>, tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @hidden_norm_dynamic_probes(%x: tensor<?x?x16xf32>, %p: tensor<?xf32>, %i: index) -> tensor<?xf32> {
+  // expected-error @+1 {{'tfc.hidden_norm' op probes must have a static size (one element per probe), got 'tensor<?xf32>'}}
+  %0 = tfc.hidden_norm %x into %p[%i] : tensor<?x?x16xf32>, tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @hidden_norm_batch(%x: tensor<4x?x8xf32>, %p: tensor<3xf32>, %i: index, %len: tensor<2xi32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tfc.hidden_norm' op lengths has 2 elements, expected 4 (input dimension 0, the batch)}}
+  %0 = tfc.hidden_norm %x into %p[%i] lengths %len : tensor<4x?x8xf32>, tensor<3xf32>, tensor<2xi32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
 func.func @ignore_padding_rank(%t: tensor<?x?x?xi32>, %len: tensor<?xi32>) -> tensor<?x?x?xi32> {
   // expected-error @+1 {{'tfc.ignore_padding' op targets must have rank 2, got rank 3}}
   %0 = tfc.ignore_padding %t, %len : tensor<?x?x?xi32>, tensor<?xi32>

@@ -89,6 +89,18 @@ func.func @padding(%s: tensor<?x2x?x?xf32>, %h: tensor<?x?x16xf32>,
   return %g, %z, %i : tensor<?x2x?x?xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>
 }
 
+// The hidden_norms probe: element %i of the probe vector, over every row
+// or, with lengths, over each sequence's first lengths[b] rows.
+// CHECK-LABEL: func.func @hidden_norm
+// CHECK:         %[[P:.*]] = tfc.hidden_norm %arg0 into %arg1[%arg2] : tensor<?x?x16xf32>, tensor<5xf32>
+// CHECK:         tfc.hidden_norm %arg0 into %[[P]][%arg2] lengths %arg3 : tensor<?x?x16xf32>, tensor<5xf32>, tensor<?xi32>
+func.func @hidden_norm(%h: tensor<?x?x16xf32>, %p: tensor<5xf32>, %i: index,
+                       %len: tensor<?xi32>) -> tensor<5xf32> {
+  %p1 = tfc.hidden_norm %h into %p[%i] : tensor<?x?x16xf32>, tensor<5xf32>
+  %p2 = tfc.hidden_norm %h into %p1[%i] lengths %len : tensor<?x?x16xf32>, tensor<5xf32>, tensor<?xi32>
+  return %p2 : tensor<5xf32>
+}
+
 // Grouped-query attention: 4 query heads share 2 K/V heads.
 // CHECK-LABEL: func.func @head_groups
 // CHECK:         %[[R:.*]] = tfc.repeat_heads %{{.*}} : tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>

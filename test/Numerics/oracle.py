@@ -42,7 +42,7 @@ GATE_OF = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}
 
 _KEYS = {
     "": {"name", "model", "norm", "residual", "ffn", "attention", "embedding",
-         "head", "init", "target"},
+         "head", "init", "probes", "target"},
     "model": {"d_model", "n_heads", "d_ff", "depth", "max_seq", "max_batch",
               "bias", "dtype"},
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
@@ -55,6 +55,7 @@ _KEYS = {
     "embedding": {"vocab", "positions", "norm"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std", "embedding", "embedding_std"},
+    "probes": {"hidden_norms"},
     "target": {"device", "cpu", "features"},
 }
 
@@ -140,6 +141,9 @@ class Config:
             raise SpecError("norm.final needs a norm")
         # residual.enabled = false (an ablation): no skip connections.
         self.residual = bool(get("residual", "enabled", True))
+        # [probes] hidden_norms: an output that changes nothing else; the
+        # oracle always records the norms (Oracle.hidden_norms).
+        self.probe_hidden_norms = bool(get("probes", "hidden_norms", False))
 
         self.activation = choice("ffn", "activation", "gelu", ACTIVATIONS)
         self.gated = self.activation in GATE_OF
@@ -750,8 +754,17 @@ class Oracle(nn.Module):
             if enc is None:
                 raise ValueError("cross-attention spec needs enc")
             enc = self._tensor(enc, self.dtype)
+        # The hidden_norms probe (docs/abi.md): the mean over (unpadded)
+        # positions of each row's L2 norm, before the blocks and after each.
+        def mean_row_norm(t):
+            norms = t.detach().double().norm(dim=-1)
+            if valid is not None:
+                return float(norms[valid].mean())
+            return float(norms.mean())
+        self.hidden_norms = [mean_row_norm(h)]
         for block in self.blocks:
             h = block(h, enc, valid)
+            self.hidden_norms.append(mean_row_norm(h))
         if cfg.final:
             h = self.final_norm(h)
         # Padded rows of the output are exactly 0 (and so is their gradient).

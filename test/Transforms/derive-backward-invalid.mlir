@@ -93,22 +93,23 @@ func.func @unused_enc(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// The depth loop carries the residual stream and nothing else.
+// The depth loop carries the residual stream and probes, which have no
+// gradient: a second carried value that reaches a seeded output is refused.
 func.func @two_carried(%params: tensor<?xf32> {tfc.role = "params"},
                        %x: tensor<?x?x8xf32> {tfc.role = "x"})
-    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"}, tensor<?x?x8xf32> {tfc.role = "z"})
     attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
                 tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{'scf.for' op the depth loop must carry exactly one tensor}}
+  // expected-error @+1 {{'scf.for' op only the depth loop's first carried value (the residual stream) has a gradient; #1 has one}}
   %out:2 = scf.for %l = %c0 to %c2 step %c1 iter_args(%h = %x, %g = %x)
       -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
     %y = tfc.activation #tfc.activation<relu> %h : tensor<?x?x8xf32>
     scf.yield %y, %g : tensor<?x?x8xf32>, tensor<?x?x8xf32>
   }
-  return %out#0 : tensor<?x?x8xf32>
+  return %out#0, %out#1 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }
 
 // -----

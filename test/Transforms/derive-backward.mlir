@@ -797,3 +797,34 @@ func.func @stepped(%params: tensor<?xf32> {tfc.role = "params"},
   }
   return %r : tensor<?x?x8xf32>
 }
+
+// -----
+
+// The hidden_norms probe rides along the depth loop as a second carried
+// value: backward takes no d_hidden_norms, reverses the loop with the
+// residual stream's gradient only, and never reaches tfc.hidden_norm.
+// CHECK-LABEL: func.func @probed_grad(
+// CHECK-SAME:      %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "params"}, %{{[a-z0-9]+}}: tensor<?x?x8xf32> {tfc.role = "d_y"}, %{{[a-z0-9]+}}: tensor<?xf32> {tfc.role = "d_params"})
+// CHECK-SAME:      -> (tensor<?xf32> {tfc.role = "d_params"}, tensor<?x?x8xf32> {tfc.role = "d_x"})
+// CHECK:         scf.for {{.*}} iter_args({{[^,]*}}, {{[^,]*}}) -> (tensor<?x?x8xf32>, tensor<?xf32>)
+// CHECK-NOT:     tfc.hidden_norm
+// CHECK:         return
+func.func @probed(%params: tensor<?xf32> {tfc.role = "params"},
+                  %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"}, tensor<3xf32> {tfc.role = "hidden_norms"})
+    attributes {tfc.model = "probed", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
+                tfc.param_count = 0 : i64, tfc.vocab = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %zeros = arith.constant dense<0.0> : tensor<3xf32>
+  %p0 = tfc.hidden_norm %x into %zeros[%c0] : tensor<?x?x8xf32>, tensor<3xf32>
+  %out:2 = scf.for %l = %c0 to %c2 step %c1 iter_args(%h = %x, %p = %p0)
+      -> (tensor<?x?x8xf32>, tensor<3xf32>) {
+    %y = tfc.activation #tfc.activation<relu> %h : tensor<?x?x8xf32>
+    %next = arith.addi %l, %c1 : index
+    %p1 = tfc.hidden_norm %y into %p[%next] : tensor<?x?x8xf32>, tensor<3xf32>
+    scf.yield %y, %p1 : tensor<?x?x8xf32>, tensor<3xf32>
+  }
+  return %out#0, %out#1 : tensor<?x?x8xf32>, tensor<3xf32>
+}

@@ -64,6 +64,7 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.residual.enabled, b.residual.enabled);
   EXPECT_EQ(a.init.embedding, b.init.embedding);
   EXPECT_EQ(a.init.embeddingStd, b.init.embeddingStd);
+  EXPECT_EQ(a.probes.hiddenNorms, b.probes.hiddenNorms);
   EXPECT_EQ(a.ffn.activation, b.ffn.activation);
   EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
   EXPECT_EQ(a.attention.mask, b.attention.mask);
@@ -326,6 +327,17 @@ TEST(SpecTest, EmbeddingInit) {
   EXPECT_EQ(parseFails(minimal("[init]\nembedding = \"normal\"\n")).str(),
             "test.toml:6:13: error: 'init.embedding' applies to the embedding "
             "tables: add an [embedding] section");
+}
+
+TEST(SpecTest, Probes) {
+  // Off by default; a probe adds no parameters and round-trips.
+  Spec plain = parseOk(minimal());
+  EXPECT_FALSE(plain.probes.hiddenNorms);
+  Spec probed = parseOk(minimal("[probes]\nhidden_norms = true\n"));
+  EXPECT_TRUE(probed.probes.hiddenNorms);
+  EXPECT_EQ(paramCount(probed), paramCount(plain));
+  expectRoundTrip(probed);
+  expectRoundTrip(plain);
 }
 
 TEST(SpecTest, AblationContradictions) {

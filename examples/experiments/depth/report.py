@@ -20,30 +20,33 @@ def main():
     all_runs = runs.load(out)
     rows, curves = [], []
     for r in all_runs:
-        depth, pos, seed = (int(r.get("spec.model.depth")), r.get("spec.norm.position"),
-                            int(r.get("seed")))
-        rows.append([depth, pos, seed, r.steps[-1], r.loss_at(50), r.last_loss(),
+        depth, pos, warmup, seed = (int(r.get("spec.model.depth")),
+                                    r.get("spec.norm.position"),
+                                    int(r.get("optimizer.warmup")), int(r.get("seed")))
+        rows.append([depth, pos, warmup, seed, r.steps[-1], r.loss_at(50), r.last_loss(),
                      max(r.grad_norm), int(r.last_loss() < LEARNED)])
-        curves += [[depth, pos, seed, s, v] for s, v in zip(r.steps, r.loss)]
-    rows.sort(key=lambda row: (row[0], POSITIONS.index(row[1]), row[2]))
+        curves += [[depth, pos, warmup, seed, s, v] for s, v in zip(r.steps, r.loss)]
+    rows.sort(key=lambda row: (row[0], POSITIONS.index(row[1]), row[2], row[3]))
     runs.write_csv(os.path.join(out, "results.csv"),
-                   ["depth", "position", "seed", "steps", "loss_50", "loss_last",
+                   ["depth", "position", "warmup", "seed", "steps", "loss_50", "loss_last",
                     "max_grad_norm", "learned"], rows)
     runs.write_csv(os.path.join(out, "curves.csv"),
-                   ["depth", "position", "seed", "step", "loss"], curves)
+                   ["depth", "position", "warmup", "seed", "step", "loss"], curves)
 
-    lines = [f"copy task, width 32, Adam 1e-3, no warm-up ({mode}); "
+    lines = [f"copy task, width 32, Adam 1e-3 ({mode}); "
              f"learned = last loss < {LEARNED} (ln 64 = {runs.LN64:.3f})",
-             f"{'depth':>5}  {'position':>8}  {'steps':>5}  {'loss @50':>26}  "
-             f"{'last loss':>26}  learned"]
+             f"{'depth':>5}  {'position':>8}  {'warm-up':>7}  {'steps':>5}  "
+             f"{'loss @50':>26}  {'last loss':>26}  learned"]
     for depth in sorted({row[0] for row in rows}):
         for pos in POSITIONS:
-            group = [row for row in rows if row[0] == depth and row[1] == pos]
-            if group:
-                lines.append(f"{depth:>5}  {pos:>8}  {group[0][3]:>5}  "
-                             f"{runs.spread([g[4] for g in group]):>26}  "
-                             f"{runs.spread([g[5] for g in group]):>26}  "
-                             f"{sum(g[7] for g in group)}/{len(group)}")
+            for warmup in sorted({row[2] for row in rows}):
+                group = [row for row in rows
+                         if row[0] == depth and row[1] == pos and row[2] == warmup]
+                if group:
+                    lines.append(f"{depth:>5}  {pos:>8}  {warmup:>7}  {group[0][4]:>5}  "
+                                 f"{runs.spread([g[5] for g in group]):>26}  "
+                                 f"{runs.spread([g[6] for g in group]):>26}  "
+                                 f"{sum(g[8] for g in group)}/{len(group)}")
     with open(os.path.join(out, "compile.csv")) as f:
         compiled = list(csv.DictReader(f))
     lines += ["", "compile time and object size (tfc spec -o model.o, this machine):",
@@ -62,15 +65,16 @@ def main():
     plots = []
     for depth in depths:
         plots.append(f'set title "depth {depth}"\n'
-                     f'plot for [p in "{" ".join(POSITIONS)}"] '
-                     f"\"< awk -F, -v p=\".p.\" -v d={depth} '$1==d && $2==p && $3==1' "
-                     f'{out}/curves.csv" using 4:5 with lines title p, '
+                     f'plot for [p in "{" ".join(POSITIONS)}"] for [w in "0 400"] '
+                     f"\"< awk -F, -v p=\".p.\" -v w=\".w.\" -v d={depth} "
+                     f"'$1==d && $2==p && $3==w && $4==1' "
+                     f'{out}/curves.csv" using 5:6 with lines title p." warm-up ".w, '
                      f'{runs.LN64} with lines dt 2 lc rgb "gray" title "ln 64"')
     if runs.gnuplot(f"""
 set terminal pngcairo size 1200,500 noenhanced
 set output "{png}"
 set datafile separator ","
-set multiplot layout 1,{len(depths)} title "Copy task, width 32, no warm-up ({mode}, seed 1)"
+set multiplot layout 1,{len(depths)} title "Copy task, width 32 ({mode}, seed 1)"
 set xlabel "step"; set ylabel "loss"; set yrange [0:*]; set key top right
 {chr(10).join(plots)}
 unset multiplot

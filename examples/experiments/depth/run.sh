@@ -3,9 +3,12 @@
 # copy task (width 32), and tfc's compile time and object size at depth 1000
 # against depth 1.
 #
-#   examples/experiments/depth/run.sh         short: 1 seed, 200 steps at
-#                                             depth 100, 60 at depth 1000
-#   examples/experiments/depth/run.sh full    3 seeds, 1,200 steps at both
+#   examples/experiments/depth/run.sh         short: 1 seed, 600 steps at
+#       depth 100, 60 at depth 1000 (about 8 minutes on 2 cores)
+#   examples/experiments/depth/run.sh full    1,200 steps, 3 seeds at depth
+#       100, 1 at depth 1000 (about 2 hours)
+#
+# Each at warm-up 0 and 400 steps (linear, to lr 1e-3).
 #
 # Writes out/experiments/depth/: each run's folder, results.csv, curves.csv,
 # compile.csv, results.png and table.txt (also printed).
@@ -19,8 +22,8 @@ tfc="$root/build/bin/tfc"
 train="$root/build/bin/tfc-train"
 
 case "$mode" in
-  short) steps100=200 steps1000=60 seeds="[1]" ;;
-  full) steps100=1200 steps1000=1200 seeds="[1, 2, 3]" ;;
+  short) steps100=600 steps1000=60 seeds100="[1]" seeds1000="[1]" ;;
+  full) steps100=1200 steps1000=1200 seeds100="[1, 2, 3]" seeds1000="[1]" ;;
   *) echo "usage: run.sh [short|full]" >&2; exit 2 ;;
 esac
 rm -rf "$out"
@@ -41,7 +44,8 @@ done
 
 # One grid per depth (their step counts differ), two runs at a time.
 for depth in 100 1000; do
-  steps=$steps100; [ "$depth" = 1000 ] && steps=$steps1000
+  steps=$steps100 seeds=$seeds100
+  if [ "$depth" = 1000 ]; then steps=$steps1000 seeds=$seeds1000; fi
   "$train" "$here/run.toml" --jobs 2 --out "$out/train-d$depth" \
     --set "train.steps=$steps" --set "grid.seeds=$seeds" \
     --set "grid.spec.model.depth=[$depth]" \

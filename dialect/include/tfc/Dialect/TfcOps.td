@@ -293,6 +293,30 @@ def Tfc_IgnorePaddingOp : Tfc_Op<"ignore_padding", [Pure, AllTypesMatch<["target
   let hasVerifier = 1;
 }
 
+def Tfc_HiddenNormOp : Tfc_Op<"hidden_norm", [Pure, AllTypesMatch<["probes", "result"]>]> {
+  let summary = "records the mean L2 norm of a hidden state's rows in a probe";
+  let description = [{
+    Returns `probes` with element `index` replaced by the mean over the
+    rows `[b, i]` of `input` `[batch, seq, d]` of `sqrt(sum_j input[b, i,
+    j]^2)`: with `lengths`, over the rows `i < lengths[b]` only (0 when
+    there are none). The probe `hidden_norms` (`[probes] hidden_norms`)
+    records it before the first block and after each block. It watches the
+    model and has no gradient: backward never reaches it.
+
+    ```mlir
+    %p1 = tfc.hidden_norm %h into %p0[%i] : tensor<?x?x64xf32>, tensor<25xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$probes,
+                       Index:$index, Optional<Tfc_LengthsTensor>:$lengths);
+  let results = (outs 1DTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `into` $probes `[` $index `]` (`lengths` $lengths^)? attr-dict `:`
+    type($input) `,` type($probes) (`,` type($lengths)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Tfc_SoftmaxOp : Tfc_Op<"softmax", [Pure, DeclareOpInterfaceMethods<Tfc_GradientOpInterface>, SameOperandsAndResultType]> {
   let summary = "softmax over the last axis";
   let description = [{

@@ -2,11 +2,13 @@
 //
 // A `tfc.model` function and its gradient `@NAME_grad` say what each
 // argument and result is with a `tfc.role` string: "params", "tokens", "x",
-// "lengths", "enc", "targets" in, "logits", "y", "loss" out; the gradient
-// function takes "d_" + an output's role and returns "d_" + an input's role,
-// and "d_params" both ways. A role is also the C name of the entry point's
-// argument (docs/abi.md) and the name error messages use. The dialect
-// verifies roles (TfcDialect::verifyRegionArgAttribute); these read them.
+// "lengths", "enc", "targets" in, "logits", "y", "loss" out, and the probes
+// ("hidden_norms"), outputs that watch the model and have no gradient; the
+// gradient function takes "d_" + an output's role (a probe's aside) and
+// returns "d_" + an input's role, and "d_params" both ways. A role is also the
+// C name of the entry point's argument (docs/abi.md) and the name error
+// messages use. The dialect verifies roles
+// (TfcDialect::verifyRegionArgAttribute); these read them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,9 @@ StringRef getArgRole(FunctionOpInterface func, unsigned index);
 /// The tfc.role of result `index` of `func`; "" when it has none.
 StringRef getResultRole(FunctionOpInterface func, unsigned index);
 
+/// Whether `role` is a probe's: an output backward takes no gradient of.
+bool isProbeRole(StringRef role);
+
 /// The role of the gradient of a value with `role`: "d_" + role.
 std::string gradientRole(StringRef role);
 
@@ -40,8 +45,8 @@ struct GradientInterface {
   /// Arguments backward takes again, under their own role, rather than
   /// reading forward's copy: a padded batch's "lengths".
   SmallVector<unsigned> passedArgs;
-  /// Results whose gradient is an argument: every result, or none when one
-  /// is the "loss" (backward starts from the loss alone).
+  /// Results whose gradient is an argument: every result but the probes, or
+  /// none when one is the "loss" (backward starts from the loss alone).
   SmallVector<unsigned> seededResults;
   /// Results with role "loss": their gradient is 1, not an argument.
   SmallVector<unsigned> lossResults;
