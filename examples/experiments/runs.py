@@ -19,8 +19,10 @@ class Run:
     def __init__(self, folder):
         self.folder = folder
         self.name = os.path.basename(folder)
-        # Values never hold commas in these grids (no list-valued axes).
-        self.values = dict(part.split("=", 1) for part in self.name.split(","))
+        # Values never hold commas in these grids (no list-valued axes); a
+        # run without a grid is named "run" and has none.
+        self.values = dict(part.split("=", 1) for part in self.name.split(",")
+                           if "=" in part)
         with open(os.path.join(folder, "log.csv")) as f:
             rows = list(csv.DictReader(f))
         self.steps = [int(r["step"]) for r in rows]

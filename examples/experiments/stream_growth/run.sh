@@ -5,7 +5,7 @@
 # beside sqrt(L + 1) and the seed's 1.414, 2.235, 4.120, 6.067 at L = 1, 4,
 # 16, 36.
 #
-#   examples/experiments/stream_growth/run.sh        short: 150 steps
+#   examples/experiments/stream_growth/run.sh        short: 300 steps
 #   examples/experiments/stream_growth/run.sh full   1,200 steps
 #
 # Writes out/experiments/stream_growth/: the run's folder (hidden_norms.csv
