@@ -202,28 +202,8 @@ LogicalResult CrossEntropyLowering::emit(CrossEntropyOp op, Lowering &l) const {
               perRow.flat, l.add(l.mul(row, l.index(2)), l.index(1)));
     });
   });
-  // Sequential sum in double: a fixed order, independent of threads (in a
-  // one-iteration parallel loop, so CUDA runs it as a kernel).
-  l.parallelFor(l.index(1), [&](Value) {
-    auto f64 = b.getF64Type();
-    Value zero64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-    SmallVector<Value> totals = l.forLoop(
-        l.index(0), rows, ValueRange{zero64, zero64},
-        [&](Value row, ValueRange acc) -> SmallVector<Value> {
-          Value base = l.mul(row, l.index(2));
-          Value nll =
-              arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, base));
-          Value cnt = arith::ExtFOp::create(
-              b, loc, f64, l.load(perRow.flat, l.add(base, l.index(1))));
-          return {arith::AddFOp::create(b, loc, acc[0], nll),
-                  arith::AddFOp::create(b, loc, acc[1], cnt)};
-        });
-    Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
-    Value mean = arith::DivFOp::create(
-        b, loc, totals[0], arith::MaximumFOp::create(b, loc, totals[1], one64));
-    l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), out.flat,
-            l.index(0));
-  });
+  // The mean over the valid rows, in a fixed order.
+  emitOrderedMean(l, perRow.flat, rows, out.flat, l.index(0));
   return success();
 }
 

@@ -59,14 +59,9 @@ LogicalResult HiddenNormLowering::emit(HiddenNormOp op, Lowering &l) const {
     Value norm = math::SqrtOp::create(b, loc, squares);
     Value counts = l.f32(1.0);
     if (lengths) {
-      Value batch = arith::DivUIOp::create(b, loc, row, seq);
-      Value position = arith::RemUIOp::create(b, loc, row, seq);
-      Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                                l.load(lengths, batch));
-      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          position, length);
-      norm = arith::SelectOp::create(b, loc, valid, norm, l.f32(0.0));
-      counts = arith::SelectOp::create(b, loc, valid, counts, l.f32(0.0));
+      Value padded = isPaddedRow(l, row, seq, lengths);
+      norm = arith::SelectOp::create(b, loc, padded, l.f32(0.0), norm);
+      counts = arith::SelectOp::create(b, loc, padded, l.f32(0.0), counts);
     }
     rowLoops.onFirstThread([&] {
       Value at = l.mul(row, l.index(2));
@@ -74,28 +69,7 @@ LogicalResult HiddenNormLowering::emit(HiddenNormOp op, Lowering &l) const {
       l.store(counts, perRow.flat, l.add(at, l.index(1)));
     });
   });
-  // The mean in a fixed order (a one-iteration parallel loop, so that CUDA
-  // runs it as a kernel).
-  l.parallelFor(l.index(1), [&](Value) {
-    auto f64 = b.getF64Type();
-    Value zero64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-    SmallVector<Value> totals = l.forLoop(
-        l.index(0), rows, ValueRange{zero64, zero64},
-        [&](Value row, ValueRange acc) -> SmallVector<Value> {
-          Value at = l.mul(row, l.index(2));
-          Value norm =
-              arith::ExtFOp::create(b, loc, f64, l.load(perRow.flat, at));
-          Value count = arith::ExtFOp::create(
-              b, loc, f64, l.load(perRow.flat, l.add(at, l.index(1))));
-          return {arith::AddFOp::create(b, loc, acc[0], norm),
-                  arith::AddFOp::create(b, loc, acc[1], count)};
-        });
-    Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
-    Value mean = arith::DivFOp::create(
-        b, loc, totals[0], arith::MaximumFOp::create(b, loc, totals[1], one64));
-    l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), out.flat,
-            index);
-  });
+  emitOrderedMean(l, perRow.flat, rows, out.flat, index);
   return success();
 }
 

@@ -96,12 +96,7 @@ void mlir::tfc::emitPaddedFill(KernelBuilder &l, const Buffer &in,
   Value seq = in.dims[1];
   Value width = l.product(ArrayRef<Value>(in.dims).drop_front(2));
   l.parallelFor(l.mul(in.dims[0], seq), [&](Value row) {
-    Value batch = arith::DivUIOp::create(b, loc, row, seq);
-    Value position = arith::RemUIOp::create(b, loc, row, seq);
-    Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                              l.load(lengths, batch));
-    Value padded = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         position, length);
+    Value padded = isPaddedRow(l, row, seq, lengths);
     Value base = l.mul(row, width);
     l.forLoop(l.index(0), width, [&](Value k) {
       Value idx = l.add(base, k);
@@ -109,5 +104,42 @@ void mlir::tfc::emitPaddedFill(KernelBuilder &l, const Buffer &in,
           arith::SelectOp::create(b, loc, padded, fill, l.load(in.flat, idx)),
           out.flat, idx);
     });
+  });
+}
+
+Value mlir::tfc::isPaddedRow(KernelBuilder &l, Value row, Value seq,
+                             Value lengths) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  Value batch = arith::DivUIOp::create(b, loc, row, seq);
+  Value position = arith::RemUIOp::create(b, loc, row, seq);
+  Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                            l.load(lengths, batch));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, position,
+                               length);
+}
+
+void mlir::tfc::emitOrderedMean(KernelBuilder &l, Value pairs, Value rows,
+                                Value out, Value index) {
+  OpBuilder &b = l.b;
+  Location loc = l.loc;
+  l.parallelFor(l.index(1), [&](Value) {
+    auto f64 = b.getF64Type();
+    Value zero64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+    SmallVector<Value> totals =
+        l.forLoop(l.index(0), rows, ValueRange{zero64, zero64},
+                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
+                    Value at = l.mul(row, l.index(2));
+                    Value value =
+                        arith::ExtFOp::create(b, loc, f64, l.load(pairs, at));
+                    Value count = arith::ExtFOp::create(
+                        b, loc, f64, l.load(pairs, l.add(at, l.index(1))));
+                    return {arith::AddFOp::create(b, loc, acc[0], value),
+                            arith::AddFOp::create(b, loc, acc[1], count)};
+                  });
+    Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
+    Value mean = arith::DivFOp::create(
+        b, loc, totals[0], arith::MaximumFOp::create(b, loc, totals[1], one64));
+    l.store(arith::TruncFOp::create(b, loc, b.getF32Type(), mean), out, index);
   });
 }

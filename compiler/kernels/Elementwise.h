@@ -43,6 +43,17 @@ void emitMaskCopy(KernelBuilder &l, const Buffer &in, const Buffer &out,
 void emitPaddedFill(KernelBuilder &l, const Buffer &in, const Buffer &out,
                     Value lengths, Value fill);
 
+/// Whether row `row` of [batch, seq] (row = b * seq + i) is at a padded
+/// position, i >= lengths[b] (`lengths`: [batch] i32).
+Value isPaddedRow(KernelBuilder &l, Value row, Value seq, Value lengths);
+
+/// out[index] = sum_r pairs[r, 0] / max(sum_r pairs[r, 1], 1) over the
+/// `rows` (value, count) pairs of `pairs`: a mean over the rows that count,
+/// added in row order in double (independent of the thread count), in one
+/// iteration of a parallel loop so that CUDA runs it as a kernel.
+void emitOrderedMean(KernelBuilder &l, Value pairs, Value rows, Value out,
+                     Value index);
+
 } // namespace mlir::tfc
 
 #endif // TFC_KERNELS_ELEMENTWISE_H

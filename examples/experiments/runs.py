@@ -72,6 +72,15 @@ def write_csv(path, header, rows):
         w.writerows(rows)
 
 
+def publish(out, table, seed_words):
+    """Writes table.txt (the table, then the seed's words) and prints both."""
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(table + "\n\n" + seed_words + "\n")
+    print(table)
+    print()
+    print(seed_words)
+
+
 def gnuplot(script):
     """Runs a gnuplot script; a machine without gnuplot gets a note."""
     if not shutil.which("gnuplot"):

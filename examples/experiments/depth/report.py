@@ -54,11 +54,7 @@ def main():
     lines += [f"{c['depth']:>5}  {c['compile_s']:>9}  {c['object_bytes']:>12}  "
               f"{c['params']:>10}" for c in compiled]
     table = "\n".join(lines)
-    with open(os.path.join(out, "table.txt"), "w") as f:
-        f.write(table + "\n\n" + SEED + "\n")
-    print(table)
-    print()
-    print(SEED)
+    runs.publish(out, table, SEED)
 
     png = os.path.join(out, "results.png")
     depths = sorted({row[0] for row in rows})

@@ -56,11 +56,7 @@ def main():
     lines.append("without the residual, the first depth where a seed does not train: "
                  + (str(first_fail) if first_fail else "none"))
     table = "\n".join(lines)
-    with open(os.path.join(out, "table.txt"), "w") as f:
-        f.write(table + "\n\n" + SEED + "\n")
-    print(table)
-    print()
-    print(SEED)
+    runs.publish(out, table, SEED)
 
     png = os.path.join(out, "results.png")
     if runs.gnuplot(f"""

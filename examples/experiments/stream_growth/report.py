@@ -57,11 +57,7 @@ def main():
                      + f"  {init[l] / init[1]:8.3f}  {math.sqrt(l):7.3f}  {trained[l]:9.3f}  "
                      f"{trained[l] / trained[0]:10.3f}")
     table = "\n".join(lines)
-    with open(os.path.join(out, "table.txt"), "w") as f:
-        f.write(table + "\n\n" + SEED + "\n")
-    print(table)
-    print()
-    print(SEED)
+    runs.publish(out, table, SEED)
 
     png = os.path.join(out, "results.png")
     data = os.path.join(out, "norms.csv")
