@@ -12,6 +12,14 @@ must return, in float64 (default) or float32.
     logits, loss = m(tokens, targets=targets)    # outputs in ABI order
     y, = m(x, lengths=lengths)                   # [attention] key_padding
     loss.backward(); g = m.flat_grad()           # gradients in the same layout
+    m.probe_outputs()                            # [probes]: hidden_norms, expert_counts
+
+Mixture of experts ([ffn] experts >= 2, class MoE): routing from float64
+probabilities, ties to the lower expert; the load-balancing losses join the
+loss; m.expert_counts [depth, E] (int32) after each forward. tfc routes from
+f32 logits, so a token whose k-th and (k+1)-th probabilities nearly tie may
+be routed otherwise: m.route_gap(...) (or m.min_route_gap after a forward)
+gives the smallest relative gap, for a caller to draw other inputs.
 
 Parameters are registered under their ABI names ("blocks.0.attn.wq.weight"),
 linear weights stored [in, out] (y = x @ W + b), exactly as in the flat
@@ -48,14 +56,15 @@ _KEYS = {
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
     "residual": {"enabled"},
-    "ffn": {"activation", "multiple_of"},
+    "ffn": {"activation", "multiple_of", "experts", "top_k", "renormalize",
+            "shared_experts", "aux_loss"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
                   "positions", "rope_theta", "rope_style", "rope_fraction", "qkv_bias",
                   "sliding_window", "key_padding", "cross_n_kv_heads", "cross_head_dim"},
     "embedding": {"vocab", "positions", "norm"},
     "head": {"tied", "loss"},
     "init": {"scheme", "std", "embedding", "embedding_std"},
-    "probes": {"hidden_norms"},
+    "probes": {"hidden_norms", "expert_counts"},
     "target": {"device", "cpu", "features"},
 }
 
@@ -223,6 +232,58 @@ class Config:
             self.loss = choice("head", "loss", "none", ("none", "cross_entropy"))
         self.has_loss = self.loss == "cross_entropy"
 
+        # Mixture of experts ([ffn] experts >= 2): a router (d_model -> E,
+        # softmax) picks each token's top_k experts, each an FFN of the
+        # block's activation and d_ff; shared_experts: a dense FFN of width
+        # shared_experts * d_ff every token also goes through. aux_loss: the
+        # load-balancing loss's coefficient, 0.01 by default when the model
+        # has a loss (it is added to it), else 0.
+        def integer(section, key, default):
+            v = get(section, key, default)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise SpecError(f"[{section}] {key} = {v!r}: not an integer")
+            return v
+
+        def boolean(section, key, default):
+            v = get(section, key, default)
+            if not isinstance(v, bool):
+                raise SpecError(f"[{section}] {key} = {v!r}: not a bool")
+            return v
+
+        self.experts = integer("ffn", "experts", 0)
+        if self.experts < 0 or self.experts == 1:
+            raise SpecError(f"[ffn] experts = {self.experts}: 0 (a dense FFN) "
+                            "or at least 2")
+        self.moe = self.experts >= 2
+        moe_keys = [k for k in ("top_k", "renormalize", "shared_experts", "aux_loss")
+                    if k in doc.get("ffn", {})]
+        if not self.moe and moe_keys:
+            raise SpecError(f"[ffn] {', '.join(moe_keys)} need(s) experts >= 2")
+        self.top_k = integer("ffn", "top_k", 2)
+        if self.moe and not 1 <= self.top_k <= self.experts:
+            raise SpecError(f"[ffn] top_k = {self.top_k}: not in [1, experts = "
+                            f"{self.experts}]")
+        self.renormalize = boolean("ffn", "renormalize", True)
+        self.shared_experts = integer("ffn", "shared_experts", 0)
+        if self.shared_experts < 0:
+            raise SpecError("[ffn] shared_experts must be 0 or positive")
+        aux = get("ffn", "aux_loss", 0.01 if self.moe and self.has_loss else 0.0)
+        if isinstance(aux, bool) or not isinstance(aux, (int, float)) or \
+                not math.isfinite(aux) or aux < 0:
+            raise SpecError(f"[ffn] aux_loss = {aux!r}: not a number >= 0")
+        if aux > 0 and not self.has_loss:
+            raise SpecError("[ffn] aux_loss needs a loss ([head] loss = "
+                            "\"cross_entropy\")")
+        self.aux_loss = float(aux) if self.moe else 0.0
+        if not self.moe:
+            self.top_k, self.shared_experts = 0, 0
+        # [probes] expert_counts (MoE only): forward's int32
+        # expert_counts[depth][experts]; the oracle always records them
+        # (Oracle.expert_counts).
+        self.probe_expert_counts = boolean("probes", "expert_counts", False)
+        if self.probe_expert_counts and not self.moe:
+            raise SpecError("[probes] expert_counts needs [ffn] experts >= 2")
+
     @classmethod
     def from_file(cls, path):
         with open(path, "rb") as f:
@@ -245,6 +306,14 @@ class Config:
 
     def output_names(self):
         return ["logits" if self.has_head else "y"] + (["loss"] if self.has_loss else [])
+
+    def probe_names(self):
+        """The probe outputs forward writes after output_names(), in order
+        (the oracle returns them from Oracle.probe_outputs(), not from
+        forward): hidden_norms float [depth + 1], expert_counts int32
+        [depth, experts]."""
+        return (["hidden_norms"] if self.probe_hidden_norms else []) + \
+            (["expert_counts"] if self.probe_expert_counts else [])
 
 
 # ---------------------------------------------------------------------------
@@ -282,6 +351,31 @@ def _linear_tensors(cfg, prefix, n_in, n_out, bias=None):
     return out
 
 
+def _ffn_tensors(cfg, prefix, width):
+    """A dense FFN of hidden width `width`: w_gate (gated), w_up, w_down."""
+    d = cfg.d_model
+    t = _linear_tensors(cfg, prefix + "w_gate", d, width) if cfg.gated else []
+    t += _linear_tensors(cfg, prefix + "w_up", d, width)
+    return t + _linear_tensors(cfg, prefix + "w_down", width, d)
+
+
+def _moe_tensors(cfg, prefix):
+    """The router [d, E] (no bias); the E routed experts' linears stacked,
+    each weight [E, in, out] then its bias [E, out]; the shared experts as a
+    dense FFN of width shared_experts * d_ff."""
+    d, f, e = cfg.d_model, cfg.d_ff, cfg.experts
+    t = [(prefix + "router.weight", (d, e))]
+    names = (["w_gate"] if cfg.gated else []) + ["w_up", "w_down"]
+    for w in names:
+        n_in, n_out = (f, d) if w == "w_down" else (d, f)
+        t.append((f"{prefix}experts.{w}.weight", (e, n_in, n_out)))
+        if cfg.bias:
+            t.append((f"{prefix}experts.{w}.bias", (e, n_out)))
+    if cfg.shared_experts:
+        t += _ffn_tensors(cfg, prefix + "shared.", cfg.shared_experts * f)
+    return t
+
+
 def block_tensors(cfg, i):
     d, f = cfg.d_model, cfg.d_ff
     p = f"blocks.{i}."
@@ -298,10 +392,10 @@ def block_tensors(cfg, i):
         if sandwich:
             t += _norm_tensors(cfg, p + "cross_post_norm")
     t += _norm_tensors(cfg, p + "ffn_norm")
-    if cfg.gated:
-        t += _linear_tensors(cfg, p + "ffn.w_gate", d, f)
-    t += _linear_tensors(cfg, p + "ffn.w_up", d, f)
-    t += _linear_tensors(cfg, p + "ffn.w_down", f, d)
+    if cfg.moe:
+        t += _moe_tensors(cfg, p + "ffn.")
+    else:
+        t += _ffn_tensors(cfg, p + "ffn.", f)
     if sandwich:
         t += _norm_tensors(cfg, p + "ffn_post_norm")
     return t
@@ -540,22 +634,140 @@ class Attention(nn.Module):
         return self.wo(o)
 
 
+def ffn_hidden(activation, up, gate=None):
+    """act(up), or act(gate) * up for a gated activation."""
+    if activation in GATE_OF:
+        return activate(GATE_OF[activation], gate) * up
+    return activate(activation, up)
+
+
 class FFN(nn.Module):
-    def __init__(self, cfg, dtype):
+    """The dense FFN (width d_ff), or the shared experts' (a given width)."""
+
+    def __init__(self, cfg, dtype, width=None):
         super().__init__()
-        d, f = cfg.d_model, cfg.d_ff
+        d, f = cfg.d_model, width or cfg.d_ff
         self.activation = cfg.activation
         if cfg.gated:
             self.w_gate = Linear(d, f, cfg.bias, dtype)
         self.w_up = Linear(d, f, cfg.bias, dtype)
         self.w_down = Linear(f, d, cfg.bias, dtype)
 
-    def forward(self, u):
-        if self.activation in GATE_OF:
-            hidden = activate(GATE_OF[self.activation], self.w_gate(u)) * self.w_up(u)
+    def forward(self, u, key_valid=None):
+        gate = self.w_gate(u) if self.activation in GATE_OF else None
+        return self.w_down(ffn_hidden(self.activation, self.w_up(u), gate))
+
+
+class ExpertLinear(nn.Module):
+    """E linears stacked: weight [E, in, out] (each [in, out] as a dense
+    linear's), bias [E, out]. forward(x [E, N, in]) -> [E, N, out], expert e
+    on x[e]; its matmuls are linear matmuls (bf16 operands with dtype bf16)."""
+
+    def __init__(self, experts, n_in, n_out, bias, dtype):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(experts, n_in, n_out, dtype=dtype))
+        self.bias = (nn.Parameter(torch.zeros(experts, n_out, dtype=dtype))
+                     if bias else None)
+        self.bf16 = False  # Set by Oracle.set_bf16.
+
+    def forward(self, x):
+        y = torch.stack([linear_matmul(x[e], self.weight[e], self.bf16)
+                         for e in range(self.weight.shape[0])])
+        return y + self.bias[:, None, :] if self.bias is not None else y
+
+
+class Experts(nn.Module):
+    """The E routed experts: FFN_e(x) = act(x Wg_e + bg_e) * (x Wu_e + bu_e)
+    @ Wd_e + bd_e (gated), act(x Wu_e + bu_e) @ Wd_e + bd_e (plain)."""
+
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        e, d, f = cfg.experts, cfg.d_model, cfg.d_ff
+        self.activation = cfg.activation
+        if cfg.gated:
+            self.w_gate = ExpertLinear(e, d, f, cfg.bias, dtype)
+        self.w_up = ExpertLinear(e, d, f, cfg.bias, dtype)
+        self.w_down = ExpertLinear(e, f, d, cfg.bias, dtype)
+
+    def forward(self, x):
+        """x [N, d] -> [E, N, d]: every expert on every row."""
+        xe = x.unsqueeze(0).expand(self.w_up.weight.shape[0], *x.shape)
+        gate = self.w_gate(xe) if self.activation in GATE_OF else None
+        return self.w_down(ffn_hidden(self.activation, self.w_up(xe), gate))
+
+
+def route(p, k):
+    """Each row's k experts: the k largest of p [N, E], ties to the lower
+    expert index, in descending p (ties: lower index first). Returns (idx
+    [N, k] long, gap [N] float64): gap is the relative distance between
+    the k-th and the (k+1)-th largest probability, (p_k - p_k+1) / p_k
+    (inf when k = E), the conditioning of the choice."""
+    sorted_p, order = torch.sort(p.detach(), dim=-1, descending=True, stable=True)
+    idx = order[:, :k]
+    if k == p.shape[-1]:
+        gap = torch.full(p.shape[:1], math.inf, dtype=torch.float64)
+    else:
+        top, nxt = sorted_p[:, k - 1].double(), sorted_p[:, k].double()
+        gap = (top - nxt) / top
+    return idx, gap
+
+
+class MoE(nn.Module):
+    """The mixture-of-experts FFN (docs/abi.md): for the FFN input u (one
+    row per token), p = softmax(u @ router) over E; each valid token's top_k
+    experts (route); gates g_j = p[e_j] (/ sum_j p[e_j] with renormalize);
+    ffn(u) = sum_j g_j FFN_{e_j}(u) + shared(u). Padded tokens (key_valid
+    False) are not routed: their routed output is 0 and they count nowhere.
+
+    After forward: counts (int64 [E], valid tokens per expert), aux (the
+    layer's load-balancing loss, a tensor with its gradient: alpha * E *
+    sum_e f_e P_e, f_e = counts_e / T held constant, P_e the mean of p[:, e]
+    over the T valid tokens; 0 when aux_loss = 0), gap (the smallest route
+    gap over the valid tokens), p, idx, gates (per token, [b, s, ...])."""
+
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        self.n_experts, self.k = cfg.experts, cfg.top_k
+        self.renormalize, self.alpha = cfg.renormalize, cfg.aux_loss
+        self.router = Linear(cfg.d_model, cfg.experts, False, dtype)
+        self.experts = Experts(cfg, dtype)
+        if cfg.shared_experts:
+            self.shared = FFN(cfg, dtype, cfg.shared_experts * cfg.d_ff)
+
+    def forward(self, u, key_valid=None):
+        b, s, d = u.shape
+        E, k = self.n_experts, self.k
+        x = u.reshape(b * s, d)
+        valid = (torch.ones(b * s, dtype=torch.bool) if key_valid is None
+                 else key_valid.reshape(b * s))
+        p = torch.softmax(self.router(x), dim=-1)  # [N, E]
+        idx, gap = route(p, k)
+        sel = torch.gather(p, 1, idx)  # [N, k], the gradient flows through it
+        gates = sel / sel.sum(-1, keepdim=True) if self.renormalize else sel
+        gates = torch.where(valid[:, None], gates, torch.zeros_like(gates))
+        outs = self.experts(x)  # [E, N, d]
+        rows = torch.arange(b * s)
+        routed = torch.zeros_like(x)
+        for j in range(k):  # summed in the order j = 0..k-1
+            routed = routed + gates[:, j:j + 1] * outs[idx[:, j], rows]
+        chosen = torch.zeros(b * s, E, dtype=torch.bool)
+        chosen[rows[:, None], idx] = True
+        chosen &= valid[:, None]
+        self.counts = chosen.sum(0)
+        T = int(valid.sum())
+        self.gap = float(gap[valid].min()) if T else math.inf
+        if self.alpha > 0 and T:
+            f = self.counts.to(p.dtype) / T  # a count: no gradient
+            P = torch.where(valid[:, None], p, torch.zeros_like(p)).sum(0) / T
+            self.aux = self.alpha * E * (f * P).sum()
         else:
-            hidden = activate(self.activation, self.w_up(u))
-        return self.w_down(hidden)
+            self.aux = torch.zeros((), dtype=p.dtype)
+        self.p, self.idx = p.detach().view(b, s, E), idx.view(b, s, k)
+        self.gates = gates.detach().view(b, s, k)
+        out = routed.view(b, s, d)
+        if hasattr(self, "shared"):
+            out = out + self.shared(u)
+        return out
 
 
 class Block(nn.Module):
@@ -576,7 +788,7 @@ class Block(nn.Module):
             if sandwich:
                 self.cross_post_norm = Norm(cfg, dtype)
         self.ffn_norm = Norm(cfg, dtype)
-        self.ffn = FFN(cfg, dtype)
+        self.ffn = MoE(cfg, dtype) if cfg.moe else FFN(cfg, dtype)
         if sandwich:
             self.ffn_post_norm = Norm(cfg, dtype)
 
@@ -601,7 +813,7 @@ class Block(nn.Module):
             h = self._sublayer(h, self.cross_norm,
                                lambda u: self.cross(u, enc, False),
                                post("cross_post_norm"))
-        return self._sublayer(h, self.ffn_norm, self.ffn,
+        return self._sublayer(h, self.ffn_norm, lambda u: self.ffn(u, key_valid),
                               post("ffn_post_norm"))
 
 
@@ -662,7 +874,7 @@ class Oracle(nn.Module):
         dtype; False gives the f32 model of the same parameters)."""
         self.bf16 = bf16
         for m in self.modules():
-            if isinstance(m, Linear):
+            if isinstance(m, (Linear, ExpertLinear)):
                 m.bf16 = bf16
 
     @classmethod
@@ -765,6 +977,14 @@ class Oracle(nn.Module):
         for block in self.blocks:
             h = block(h, enc, valid)
             self.hidden_norms.append(mean_row_norm(h))
+        # MoE: the expert_counts probe, each layer's load-balancing loss and
+        # the routing's conditioning (min_route_gap, see route()).
+        moes = [block.ffn for block in self.blocks if isinstance(block.ffn, MoE)]
+        self.expert_counts = (np.stack([m.counts.numpy() for m in moes]).astype(np.int32)
+                              if moes else None)
+        self.aux_losses = [m.aux for m in moes]
+        self.route_gaps = [m.gap for m in moes]
+        self.min_route_gap = min(self.route_gaps, default=math.inf)
         if cfg.final:
             h = self.final_norm(h)
         # Padded rows of the output are exactly 0 (and so is their gradient).
@@ -778,7 +998,29 @@ class Oracle(nn.Module):
             return (logits,)
         if targets is None:
             raise ValueError("cross_entropy spec needs targets")
-        return logits, cross_entropy_mean(logits, self._tensor(targets, torch.long), valid)
+        loss = cross_entropy_mean(logits, self._tensor(targets, torch.long), valid)
+        if cfg.aux_loss > 0:  # + each layer's load-balancing loss, in order
+            for aux in self.aux_losses:
+                loss = loss + aux
+        return logits, loss
+
+    def probe_outputs(self):
+        """The last forward's probe outputs by name (cfg.probe_names()):
+        hidden_norms float64 [depth + 1], expert_counts int32 [depth, E]."""
+        out = {"hidden_norms": np.asarray(self.hidden_norms, dtype=np.float64),
+               "expert_counts": self.expert_counts}
+        return {n: out[n] for n in self.cfg.probe_names()}
+
+    def route_gap(self, inp, enc=None, targets=None, lengths=None):
+        """The smallest relative gap between a valid token's k-th and
+        (k+1)-th router probability over every MoE layer of a forward on
+        these inputs (inf without MoE or with top_k = experts). tfc routes
+        from f32 (or bf16-operand) logits: below ~1e-5 (bf16: ~1e-2) its
+        choice may differ from the oracle's, and such a case should be
+        redrawn rather than compared."""
+        with torch.no_grad():
+            self(inp, enc, targets, lengths)
+        return self.min_route_gap
 
 
 # ---------------------------------------------------------------------------
@@ -824,6 +1066,12 @@ def main(argv=None):
     for name, out in zip(cfg.output_names(), outs):
         out.to(torch.float32).numpy().tofile(os.path.join(args.dir, f"oracle_{name}.bin"))
         print(name, tuple(out.shape))
+    for name, out in model.probe_outputs().items():
+        out.astype(np.int32 if name == "expert_counts" else np.float32).tofile(
+            os.path.join(args.dir, f"oracle_{name}.bin"))
+        print(name, out.shape)
+    if cfg.moe:
+        print(f"min_route_gap {model.min_route_gap:.3g}")
     return 0
 
 

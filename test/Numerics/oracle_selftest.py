@@ -192,7 +192,66 @@ def check_decoder(position, mask, rng):
 
 # --- a NumPy implementation of docs/abi.md --------------------------------
 
-def np_reference(cfg, flat, inp, enc=None, targets=None):
+def np_weights(cfg, flat):
+    """W(name): the tensor `name` of the flat buffer (float64); has(name)."""
+    flat = np.asarray(flat, dtype=np.float64)
+    offsets = {n: (o, s) for n, o, s in compute_layout(cfg)[0]}
+
+    def W(name):
+        o, s = offsets[name]
+        return flat[o:o + math.prod(s)].reshape(s)
+    return W, offsets.__contains__
+
+
+def np_act(name, z):
+    erf = np.vectorize(math.erf)
+    return {"relu": lambda: np.maximum(z, 0),
+            "gelu": lambda: 0.5 * z * (1 + erf(z / math.sqrt(2))),
+            "gelu_tanh": lambda: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                        * (z + 0.044715 * z ** 3))),
+            "silu": lambda: z / (1 + np.exp(-z))}[name]()
+
+
+def np_moe(cfg, W, has, prefix, rows):
+    """The routed experts of docs/abi.md on `rows` [N, d] (valid tokens
+    only), one token at a time: softmax of the router's logits, the top_k
+    by (-p, index), gates, the experts' FFNs. Returns (out [N, d], counts
+    [E] ints, aux: alpha E sum_e (counts_e / N) (mean p_e))."""
+    E, k = cfg.experts, cfg.top_k
+    gate_act = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}.get(cfg.activation)
+
+    def lin(x, w, e):
+        y = x @ W(f"{prefix}experts.{w}.weight")[e]
+        b = f"{prefix}experts.{w}.bias"
+        return y + W(b)[e] if has(b) else y
+
+    def expert(x, e):
+        if gate_act:
+            hdn = np_act(gate_act, lin(x, "w_gate", e)) * lin(x, "w_up", e)
+        else:
+            hdn = np_act(cfg.activation, lin(x, "w_up", e))
+        return lin(hdn, "w_down", e)
+
+    out = np.zeros_like(rows)
+    counts = np.zeros(E, dtype=np.int64)
+    psum = np.zeros(E)
+    for n, x in enumerate(rows):
+        logits = x @ W(prefix + "router.weight")
+        q = np.exp(logits - logits.max())
+        q /= q.sum()
+        chosen = sorted(range(E), key=lambda e: (-q[e], e))[:k]
+        g = q[chosen] / (q[chosen].sum() if cfg.renormalize else 1.0)
+        for j, e in enumerate(chosen):
+            out[n] += g[j] * expert(x, e)
+            counts[e] += 1
+        psum += q
+    N = len(rows)
+    aux = cfg.aux_loss * E * float(np.sum(counts / N * psum / N)) if N else 0.0
+    return out, counts, aux
+
+
+def np_reference(cfg, flat, inp, enc=None, targets=None, extras=None):
+    """extras (a dict), for MoE: gets "counts" and "aux" per layer."""
     flat = flat.astype(np.float64)
     offsets = {n: (o, s) for n, o, s in compute_layout(cfg)[0]}
 
@@ -241,13 +300,26 @@ def np_reference(cfg, flat, inp, enc=None, targets=None):
                     out[bi, i, cols] = (e / e.sum()) @ v[bi, :, cols]
         return lin(out, prefix + "wo")
 
-    def ffn(u, p):
+    def dense_ffn(u, p):
         if cfg.activation in ("swiglu", "geglu", "reglu"):
             gate = {"swiglu": "silu", "geglu": "gelu", "reglu": "relu"}[cfg.activation]
             hdn = act(gate, lin(u, p + "w_gate")) * lin(u, p + "w_up")
         else:
             hdn = act(cfg.activation, lin(u, p + "w_up"))
         return lin(hdn, p + "w_down")
+
+    moe = {"counts": [], "aux": []} if extras is None else extras
+    moe.setdefault("counts", [])
+    moe.setdefault("aux", [])
+
+    def ffn(u, p):
+        if not cfg.moe:
+            return dense_ffn(u, p)
+        out, counts, aux = np_moe(cfg, W, has, p, u.reshape(-1, u.shape[-1]))
+        moe["counts"].append(counts)
+        moe["aux"].append(aux)
+        out = out.reshape(u.shape)
+        return out + dense_ffn(u, p + "shared.") if cfg.shared_experts else out
 
     def sub(x, nname, f):
         if cfg.position == "pre":
@@ -290,7 +362,11 @@ def np_reference(cfg, flat, inp, enc=None, targets=None):
                 m = row.max()
                 total += m + math.log(np.exp(row - m).sum()) - row[tgt]
                 count += 1
-    return [logits, total / count if count else 0.0]
+    loss = total / count if count else 0.0
+    if cfg.moe and cfg.aux_loss > 0:
+        for aux in moe["aux"]:
+            loss += aux
+    return [logits, loss]
 
 
 def check_numpy(cfg_text, rng, b=2, s=9, t=6):
@@ -368,7 +444,25 @@ PAD_SPECS = {  # (model, [attention] keys, other sections)
               'cross=true', '[norm]\ntype="rmsnorm"\nposition="deepnorm"'),
     "qknorm_headdim_bi": ('d_model=16\nn_heads=4\nd_ff=24\ndepth=2\nmax_seq=16',
                           'mask="bidirectional"\nqk_norm="layernorm"\nhead_dim=6', ''),
+    # Mixture of experts: padded tokens are not routed (a block with shared
+    # experts; a top-1 Switch LM whose loss has no load-balancing term, so
+    # that each row is the truncated model's; and one with it, which pools
+    # the valid tokens of every row: no truncation check, see PAD_POOLED).
+    "moe_block_shared": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                         'mask="bidirectional"',
+                         '[ffn]\nactivation="swiglu"\nexperts=4\nshared_experts=1'),
+    "moe_lm_switch_noaux": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                            '', '[ffn]\nexperts=4\ntop_k=1\nrenormalize=false\n'
+                            'aux_loss=0.0\n[embedding]\nvocab=11\n[head]\n'
+                            'loss="cross_entropy"'),
+    "moe_lm_aux": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16\nbias=false', '',
+                   '[norm]\ntype="rmsnorm"\n[ffn]\nactivation="geglu"\nexperts=4\n'
+                   'top_k=2\naux_loss=0.1\n[embedding]\nvocab=11\n[head]\n'
+                   'loss="cross_entropy"'),
 }
+# The load-balancing loss averages over the batch's valid tokens: a row run
+# alone is not a share of it.
+PAD_POOLED = {"moe_lm_aux"}
 
 
 def pad_models(key, rng):
@@ -736,6 +830,542 @@ def check_bf16(rng):
     assert 1e-4 < moved < 3e-2, moved
     return err
 
+# --- mixture of experts ------------------------------------------------------
+
+def moe_spec(model="d_model = 16\nn_heads = 2\nd_ff = 24\ndepth = 2\nmax_seq = 16",
+             ffn='experts = 4', norm="", attention="", extra=""):
+    return spec(model=model, norm=norm, ffn=ffn, attention=attention, extra=extra)
+
+
+LM = '[embedding]\nvocab = 13\n[head]\nloss = "cross_entropy"'
+
+MOE_NUMPY_SPECS = {  # against np_reference + np_moe: outputs, loss, counts
+    "lm_rms_swiglu_top2_shared_aux": (
+        'd_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+        '[norm]\ntype="rmsnorm"\n[ffn]\nactivation="swiglu"\nexperts=4\ntop_k=2\n'
+        'shared_experts=1\naux_loss=0.05\n' + LM.replace(" ", "")),
+    "post_gelu_switch_top1_nobias": (
+        'd_model=12\nn_heads=3\nd_ff=20\ndepth=2\nmax_seq=16\nbias=false',
+        '[norm]\nposition="post"\n[ffn]\nactivation="gelu"\nexperts=4\ntop_k=1\n'
+        'renormalize=false'),
+    "deepnorm_cross_geglu_top3_of5": (
+        'd_model=16\nn_heads=2\nd_ff=16\ndepth=2\nmax_seq=16',
+        '[norm]\ntype="rmsnorm"\nposition="deepnorm"\n[ffn]\nactivation="geglu"\n'
+        'experts=5\ntop_k=3\nshared_experts=2\n[attention]\ncross=true'),
+    "lm_tied_relu_top2_norenorm_default_aux": (
+        'd_model=16\nn_heads=4\nd_ff=24\ndepth=3\nmax_seq=16',
+        '[ffn]\nactivation="relu"\nexperts=3\nrenormalize=false\n'
+        '[embedding]\nvocab=17\npositions="sinusoidal"\n[head]\ntied=true\n'
+        'loss="cross_entropy"'),
+}
+
+
+def moe_text(model, rest, name="m"):
+    return f'name="{name}"\n[model]\n{model}\n{rest}\n'
+
+
+def moe_inputs(cfg, rng, b, s, t=5):
+    if cfg.has_embedding:
+        inp = rng.integers(0, cfg.vocab, (b, s))
+    else:
+        inp = rng.standard_normal((b, s, cfg.d_model))
+    enc = rng.standard_normal((b, t, cfg.d_model)) if cfg.cross else None
+    tgt = None
+    if cfg.has_loss:
+        tgt = rng.integers(0, cfg.vocab, (b, s))
+        tgt[0, ::3] = -1
+    return inp, enc, tgt
+
+
+def far_from_ties(model, rng, b, s, lengths=None, min_gap=1e-3, tries=50):
+    """Inputs whose routing is at least min_gap away from a tie."""
+    for _ in range(tries):
+        inp, enc, tgt = moe_inputs(model.cfg, rng, b, s)
+        if model.route_gap(inp, enc, tgt, lengths) >= min_gap:
+            return inp, enc, tgt
+    raise AssertionError(f"no inputs with a route gap >= {min_gap}")
+
+
+def check_numpy_moe(key, rng, b=2, s=9):
+    """The oracle's MoE model against the NumPy reference (np_moe: one token
+    at a time, its own sort): outputs, loss with the aux terms, and the
+    expert counts, exactly."""
+    cfg = Config.from_string(moe_text(*MOE_NUMPY_SPECS[key]))
+    assert cfg.moe
+    model = Oracle(cfg, F64)
+    flat = random_flat(model, rng)
+    model.load_flat(flat)
+    inp, enc, tgt = far_from_ties(model, rng, b, s, min_gap=1e-9)
+    with torch.no_grad():
+        outs = model(inp, enc, tgt)
+    extras = {}
+    refs = np_reference(cfg, flat, inp, enc, tgt, extras)
+    counts = np.stack(extras["counts"])
+    assert np.array_equal(model.expert_counts, counts), (model.expert_counts, counts)
+    assert model.expert_counts.dtype == np.int32
+    assert model.expert_counts.shape == (cfg.depth, cfg.experts)
+    if cfg.has_loss:
+        assert cfg.aux_loss > 0
+        err = max(abs(a.item() - r) for a, r in zip(model.aux_losses, extras["aux"]))
+    else:
+        err = 0.0
+    return max(err, max(maxerr(o, r) for o, r in zip(outs, refs)))
+
+
+def dense_twin(text):
+    """The spec text without its [ffn] MoE keys."""
+    lines = [l for l in text.splitlines() if l.split("=")[0].strip() not in
+             ("experts", "top_k", "renormalize", "shared_experts", "aux_loss")]
+    return Config.from_string("\n".join(lines))
+
+
+def copy_common(dst, src):
+    """Every parameter of src whose name dst has too."""
+    mine = dict(dst.named_parameters())
+    with torch.no_grad():
+        for name, p in src.named_parameters():
+            if name in mine:
+                mine[name].copy_(p)
+
+
+def check_moe_identical_experts(rng, shared):
+    """(a) E experts with the same weights, renormalize: the dense FFN with
+    those weights, whatever the router; the router's gradient vanishes and
+    d_x is the dense model's. With shared experts of the same weights too:
+    twice the FFN (the dense model with w_down doubled)."""
+    ffn = 'activation = "swiglu"\nexperts = 4\ntop_k = 2' + \
+        ("\nshared_experts = 1" if shared else "")
+    text = (f'name = "t"\n[model]\nd_model = 16\nn_heads = 2\nd_ff = 24\ndepth = 2\n'
+            f'max_seq = 16\n[norm]\nposition = "post"\n[ffn]\n{ffn}\n')
+    moe = Oracle(Config.from_string(text), F64)
+    dense = Oracle(dense_twin(text), F64)
+    assert not dense.cfg.moe
+    dense.load_flat(random_flat(dense, rng))
+    moe.load_flat(random_flat(moe, rng))
+    copy_common(moe, dense)
+    with torch.no_grad():
+        for i in range(2):
+            for w in ("w_gate", "w_up", "w_down"):
+                for k in ("weight", "bias"):
+                    src = dense.get_parameter(f"blocks.{i}.ffn.{w}.{k}")
+                    moe.get_parameter(f"blocks.{i}.ffn.experts.{w}.{k}")[:] = src
+                    if shared:
+                        moe.get_parameter(f"blocks.{i}.ffn.shared.{w}.{k}").copy_(src)
+                    if shared and w == "w_down":
+                        src.mul_(2.0)
+    x = rng.standard_normal((2, 7, 16))
+    d_out = torch.from_numpy(rng.standard_normal((2, 7, 16)))
+    xs = [torch.tensor(x, requires_grad=True) for _ in range(2)]
+    ya, = moe(xs[0])
+    yb, = dense(xs[1])
+    (ya * d_out).sum().backward()
+    (yb * d_out).sum().backward()
+    router = max(moe.get_parameter(f"blocks.{i}.ffn.router.weight").grad.abs().max().item()
+                 for i in range(2))
+    assert moe.expert_counts.sum() == 2 * 2 * 14
+    return max(maxerr(ya, yb), maxerr(xs[0].grad, xs[1].grad), router)
+
+
+def expert_ffn_torch(cfg, ffn, e, x):
+    """Expert e of an MoE module, written out (no ExpertLinear)."""
+    W = lambda w: ffn.experts.get_submodule(w).weight[e]
+    B = lambda w: (ffn.experts.get_submodule(w).bias[e]
+                   if ffn.experts.get_submodule(w).bias is not None else 0.0)
+    up = x @ W("w_up") + B("w_up")
+    if cfg.gated:
+        g = x @ W("w_gate") + B("w_gate")
+        gate = {"swiglu": F.silu, "geglu": F.gelu, "reglu": F.relu}[cfg.activation](g)
+        hdn = gate * up
+    else:
+        hdn = {"gelu": F.gelu, "relu": F.relu, "silu": F.silu,
+               "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}[cfg.activation](up)
+    return hdn @ W("w_down") + B("w_down")
+
+
+def check_moe_all_experts(rng, renormalize, activation):
+    """(b) top_k = E: the softmax-weighted sum of every expert (the gates sum
+    to 1 with or without renormalize), plus the shared FFN."""
+    cfg = moe_spec(ffn=f'activation = "{activation}"\nexperts = 3\ntop_k = 3\n'
+                   f'renormalize = {str(renormalize).lower()}\nshared_experts = 1')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    ffn = model.blocks[1].ffn
+    u = torch.from_numpy(rng.standard_normal((3, 5, 16)))
+    with torch.no_grad():
+        got = ffn(u)
+        p = torch.softmax(u @ ffn.router.weight, dim=-1)
+        want = ffn.shared(u)
+        for e in range(3):
+            want = want + p[..., e:e + 1] * expert_ffn_torch(cfg, ffn, e, u)
+    assert ffn.gap == math.inf
+    assert (ffn.counts == 15).all()
+    return maxerr(got, want)
+
+
+def check_moe_uniform_routing(rng, renormalize):
+    """(c) Router weights 0: p = 1/E for every token, the ties go to experts
+    0..k-1, so f = (1, .., 1, 0, ..) and each layer's aux loss is
+    alpha E sum_e f_e / E = alpha k; the loss is the cross-entropy plus
+    depth alpha k (against the same spec with aux_loss = 0); the routed
+    output is the mean (renormalize) or 1/E times the sum of experts 0..k-1."""
+    ffn = f'activation = "gelu"\nexperts = 5\ntop_k = 2\nrenormalize = {str(renormalize).lower()}'
+    text = ('name = "u"\n[model]\nd_model = 16\nn_heads = 2\nd_ff = 24\ndepth = 2\n'
+            f'max_seq = 16\n[attention]\nkey_padding = true\n[ffn]\n{ffn}\n{LM}\n')
+    model = Oracle(Config.from_string(text), F64)
+    noaux = Oracle(Config.from_string(text.replace("top_k", "aux_loss = 0\ntop_k")), F64)
+    assert model.cfg.aux_loss == 0.01 and noaux.cfg.aux_loss == 0.0
+    model.load_flat(random_flat(model, rng))
+    with torch.no_grad():
+        for i in range(2):
+            model.get_parameter(f"blocks.{i}.ffn.router.weight").zero_()
+    noaux.load_flat(model.flat_params())
+    tok = rng.integers(0, 13, (3, 6))
+    tgt = rng.integers(0, 13, (3, 6))
+    lengths = np.array([6, 2, 4])
+    T = int(lengths.sum())
+    with torch.no_grad():
+        _, loss = model(tok, targets=tgt, lengths=lengths)
+        _, ce = noaux(tok, targets=tgt, lengths=lengths)
+    alpha, k = 0.01, 2
+    err = max(abs(a.item() - alpha * k) for a in model.aux_losses)
+    err = max(err, abs(loss.item() - (ce.item() + 2 * alpha * k)))
+    want = np.zeros((2, 5), dtype=np.int32)
+    want[:, :k] = T
+    assert np.array_equal(model.expert_counts, want), model.expert_counts
+    ffn = model.blocks[0].ffn
+    assert (ffn.idx == torch.tensor([0, 1])).all() and ffn.gap == 0.0
+    u = torch.from_numpy(rng.standard_normal((1, 4, 16)))
+    with torch.no_grad():
+        got = ffn(u)
+        scale = 1 / k if renormalize else 1 / 5
+        want_u = scale * sum(expert_ffn_torch(model.cfg, ffn, e, u) for e in range(k))
+    return max(err, maxerr(got, want_u))
+
+
+def check_moe_router_fd(rng, renormalize):
+    """(d) The loss's gradient (cross-entropy + aux) for the router weights,
+    from autograd, against central differences of the float64 loss at a
+    point at least 1e-3 from a routing tie (the steps move no token's
+    choice: checked); random directions over each router and single
+    entries. Also gradcheck of a block's output in x and enc."""
+    text = moe_text('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                    '[norm]\ntype="rmsnorm"\n[ffn]\nactivation="swiglu"\nexperts=4\n'
+                    f'top_k=2\nrenormalize={str(renormalize).lower()}\naux_loss=0.3\n'
+                    '[attention]\nkey_padding=true\n' + LM.replace(" ", ""))
+    model = Oracle(Config.from_string(text), F64)
+    flat = random_flat(model, rng, scale=0.5).astype(np.float64)
+    model.load_flat(flat)
+    lengths = np.array([7, 3])
+    tok, _, tgt = far_from_ties(model, rng, 2, 7, lengths)
+
+    def set_flat(vec):
+        with torch.no_grad():
+            for name, o, shape in model.layout:
+                model.get_parameter(name).copy_(
+                    torch.from_numpy(vec[o:o + math.prod(shape)]).view(shape))
+
+    def loss_at(vec):
+        set_flat(vec)
+        with torch.no_grad():
+            loss = model(tok, targets=tgt, lengths=lengths)[1].item()
+        return loss, [m.idx.clone() for m in (b.ffn for b in model.blocks)]
+
+    set_flat(flat)
+    model.zero_grad()
+    model(tok, targets=tgt, lengths=lengths)[1].backward()
+    g = model.flat_grad()
+    base_idx = [b.ffn.idx.clone() for b in model.blocks]
+    err, h = 0.0, 1e-6
+    for i in range(2):
+        name = f"blocks.{i}.ffn.router.weight"
+        o = dict((n, off) for n, off, _ in model.layout)[name]
+        n = 16 * 4
+        assert np.abs(g[o:o + n]).max() > 1e-3, "router gradient vanishes"
+        dirs = [rng.standard_normal(n) for _ in range(3)]
+        dirs += [np.eye(n)[j] for j in rng.choice(n, 8, replace=False)]
+        for v in dirs:
+            e = np.zeros_like(flat)
+            e[o:o + n] = v * h
+            (lp, ip), (lm, im) = loss_at(flat + e), loss_at(flat - e)
+            for a, b_, c in zip(base_idx, ip, im):
+                assert torch.equal(a, b_) and torch.equal(a, c), "a step moved a route"
+            fd = (lp - lm) / (2 * h)
+            err = max(err, abs(fd - float(g[o:o + n] @ v)))
+    # gradcheck in x and enc (a block, no loss) away from ties.
+    cfg = moe_spec(ffn='activation = "gelu_tanh"\nexperts = 4\ntop_k = 2\n'
+                   f'renormalize = {str(renormalize).lower()}\nshared_experts = 1',
+                   attention="cross = true")
+    block = Oracle(cfg, F64)
+    block.load_flat(random_flat(block, rng))
+    for _ in range(50):
+        x = torch.from_numpy(rng.standard_normal((2, 4, 16))).requires_grad_()
+        enc = torch.from_numpy(rng.standard_normal((2, 3, 16))).requires_grad_()
+        if block.route_gap(x.detach(), enc.detach()) > 1e-3:
+            break
+    assert torch.autograd.gradcheck(lambda a, c: block(a, c)[0], (x, enc))
+    return err
+
+
+def check_moe_counts(rng):
+    """(e) expert_counts sums to k T per layer (T: valid tokens), each
+    entry in [0, T]; the probe outputs; exactly the tokens' choices."""
+    text = moe_text('d_model=16\nn_heads=2\nd_ff=24\ndepth=3\nmax_seq=16',
+                    '[ffn]\nexperts=6\ntop_k=3\nshared_experts=1\n[attention]\n'
+                    'key_padding=true\n[probes]\nexpert_counts=true\nhidden_norms=true\n' +
+                    LM.replace(" ", ""))
+    cfg = Config.from_string(text)
+    assert cfg.probe_names() == ["hidden_norms", "expert_counts"]
+    assert cfg.output_names() == ["logits", "loss"]
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    for b, s in ((1, 1), (3, 9), (4, 16)):
+        lengths = rng.integers(1, s + 1, b)
+        tok, _, tgt = moe_inputs(cfg, rng, b, s)
+        with torch.no_grad():
+            model(tok, targets=tgt, lengths=lengths)
+        c = model.probe_outputs()["expert_counts"]
+        T = int(lengths.sum())
+        assert c.dtype == np.int32 and c.shape == (3, 6)
+        assert (c.sum(1) == 3 * T).all() and (c >= 0).all() and (c <= T).all(), c
+        valid = torch.arange(s)[None, :] < torch.from_numpy(lengths)[:, None]
+        for i, blk in enumerate(model.blocks):
+            idx = blk.ffn.idx[valid]
+            want = np.bincount(idx.reshape(-1).numpy(), minlength=6)
+            assert np.array_equal(c[i], want), (c[i], want)
+    return 0.0
+
+
+def check_moe_padded(rng, key):
+    """(f) Padded tokens contribute nothing: at each MoE layer (its input u
+    caught by a hook) the padded rows' FFN output is the shared FFN alone
+    (0 without one), the valid rows' is np_moe on the valid rows only, and
+    the counts and aux loss are np_moe's over the valid tokens."""
+    text = _pad_spec(PAD_SPECS[key])
+    model = Oracle(Config.from_string(text), F64)
+    cfg = model.cfg
+    model.load_flat(random_flat(model, rng))
+    W, has = np_weights(cfg, model.flat_params())
+    seen = []
+    hooks = [blk.ffn.register_forward_hook(
+        lambda m, args, out: seen.append((args[0].detach(), args[1], out.detach())))
+        for blk in model.blocks]
+    b, s = 3, 8
+    lengths = np.array([8, 1, 5])
+    d = pad_inputs(cfg, rng, b, s, 3)
+    with torch.no_grad():
+        model(d["inp"], d["enc"], d["targets"], lengths=lengths)
+    for h in hooks:
+        h.remove()
+    valid = torch.arange(s)[None, :] < torch.from_numpy(lengths)[:, None]
+    err = 0.0
+    for i, (u, key_valid, out) in enumerate(seen):
+        assert torch.equal(key_valid, valid)
+        ffn = model.blocks[i].ffn
+        shared = ffn.shared(u) if cfg.shared_experts else torch.zeros_like(u)
+        err = max(err, maxerr(out[~valid], shared[~valid]))
+        rows, counts, aux = np_moe(cfg, W, has, f"blocks.{i}.ffn.", u[valid].numpy())
+        err = max(err, maxerr(out[valid] - shared[valid], rows))
+        assert np.array_equal(model.expert_counts[i], counts), (model.expert_counts[i], counts)
+        assert (ffn.gates[~valid] == 0).all()
+        if cfg.aux_loss > 0:
+            err = max(err, abs(model.aux_losses[i].item() - aux))
+    return err
+
+
+def check_moe_bf16(rng):
+    """dtype = "bf16": the router's and every expert's matmuls multiply
+    bf16-rounded operands (as the dense linears), the rest stays exact."""
+    cfg = moe_spec(model='d_model = 16\nn_heads = 2\nd_ff = 24\nmax_seq = 16\ndtype = "bf16"',
+                   ffn='activation = "swiglu"\nexperts = 4\ntop_k = 2\nshared_experts = 1')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    ffn = model.blocks[0].ffn
+    assert ffn.router.bf16 and ffn.experts.w_up.bf16 and ffn.shared.w_up.bf16
+    r = round_bf16
+    u = torch.from_numpy(rng.standard_normal((2, 5, 16)))
+    with torch.no_grad():
+        got = ffn(u)
+        p = torch.softmax(r(u) @ r(ffn.router.weight), -1)
+        want = ffn.shared(u)
+        X = lambda w, e, x: r(x) @ r(ffn.experts.get_submodule(w).weight[e]) + \
+            ffn.experts.get_submodule(w).bias[e]
+        for bi in range(2):
+            for si in range(5):
+                q = p[bi, si]
+                chosen = sorted(range(4), key=lambda e: (-q[e].item(), e))[:2]
+                g = q[chosen] / q[chosen].sum()
+                for j, e in enumerate(chosen):
+                    x = u[bi, si]
+                    hdn = F.silu(X("w_gate", e, x)) * X("w_up", e, x)
+                    want[bi, si] += g[j] * X("w_down", e, hdn)
+        model.set_bf16(False)
+        exact = ffn(u)
+    assert not ffn.experts.w_down.bf16
+    moved = maxerr(got, exact) / exact.abs().max().item()
+    assert 1e-4 < moved < 5e-2, moved
+    return maxerr(got, want)
+
+
+def check_moe_route_gap(rng):
+    """route()'s ties and gaps: equal router columns 1 and 2 between a
+    larger and a smaller one tie every token's 2nd and 3rd choice (gap 0,
+    the lower index chosen); top_k = E has no gap (inf); the gap is
+    (p_k - p_k+1) / p_k."""
+    cfg = moe_spec(ffn='experts = 4\ntop_k = 2')
+    model = Oracle(cfg, F64)
+    model.load_flat(random_flat(model, rng))
+    a = torch.from_numpy(rng.standard_normal(16))
+    with torch.no_grad():
+        for blk in model.blocks:
+            R = blk.ffn.router.weight
+            R.zero_()
+            R[:, 0], R[:, 3] = a, -a
+    x = rng.standard_normal((2, 6, 16))
+    assert model.route_gap(x) == 0.0
+    for blk in model.blocks:
+        assert (blk.ffn.idx[..., 1] == 1).all() and blk.ffn.counts[2] == 0
+        assert (blk.ffn.counts[0] + blk.ffn.counts[3] == 12)
+    # A gap by hand.
+    from oracle import route
+    p = torch.tensor([[0.1, 0.4, 0.3, 0.2], [0.25, 0.25, 0.25, 0.25],
+                      [0.5, 0.2, 0.1, 0.2]], dtype=F64)
+    idx, gap = route(p, 2)
+    assert idx.tolist() == [[1, 2], [0, 1], [0, 1]], idx
+    want = torch.tensor([(0.3 - 0.2) / 0.3, 0.0, 0.0], dtype=F64)
+    idx3, gap3 = route(p, 3)
+    assert idx3.tolist() == [[1, 2, 3], [0, 1, 2], [0, 1, 3]], idx3
+    assert math.isinf(route(p, 4)[1][0])
+    cfg = moe_spec(ffn='experts = 3\ntop_k = 3')
+    full = Oracle(cfg, F64)
+    full.load_flat(random_flat(full, rng))
+    assert math.isinf(full.route_gap(x))
+    dense = Oracle(spec(model="d_model = 16\nn_heads = 2\nmax_seq = 8"), F64)
+    assert math.isinf(dense.route_gap(x[:, :4])) and dense.expert_counts is None
+    return maxerr(gap, want)
+
+
+def check_moe_config():
+    """Defaults, the aux_loss resolution and the spec errors."""
+    c = moe_spec(ffn="experts = 4")
+    assert (c.moe, c.experts, c.top_k, c.renormalize, c.shared_experts, c.aux_loss) == \
+        (True, 4, 2, True, 0, 0.0), vars(c)
+    c = moe_spec(ffn="experts = 4", extra=LM)
+    assert c.aux_loss == 0.01 and c.has_loss
+    c = moe_spec(ffn="experts = 4\naux_loss = 0", extra=LM)
+    assert c.aux_loss == 0.0
+    c = moe_spec(ffn="experts = 8\ntop_k = 8\naux_loss = 0.5\nrenormalize = false", extra=LM)
+    assert (c.top_k, c.aux_loss, c.renormalize) == (8, 0.5, False)
+    c = moe_spec(ffn="experts = 0")
+    assert not c.moe and c.aux_loss == 0.0 and c.probe_names() == []
+    c = spec(model="d_model = 16\nn_heads = 2", extra=LM)
+    assert not c.moe and c.aux_loss == 0.0
+    bad = ["experts = 1", "experts = -2", "experts = 4\ntop_k = 0", "experts = 4\ntop_k = 5",
+           "experts = 4\nshared_experts = -1", "experts = 4\naux_loss = -0.1",
+           "experts = 4\naux_loss = 0.01",          # no loss
+           "experts = 0\ntop_k = 1", "top_k = 2", "shared_experts = 1",
+           "experts = 4\nrenormalize = 1", "experts = 2.5", "experts = true",
+           "experts = 4\ntop_k = 2.0", "experts = 4\nrouter_bias = true"]
+    for b in bad:
+        try:
+            moe_spec(ffn=b)
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted [ffn] {b}")
+    for extra in ('[probes]\nexpert_counts = true', '[probes]\nexpert_counts = 1'):
+        try:
+            spec(model="d_model = 16\nn_heads = 2", extra=extra)
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted {extra}")
+    c = moe_spec(ffn="experts = 4", extra='[probes]\nexpert_counts = true')
+    assert c.probe_names() == ["expert_counts"]
+    return 0.0
+
+
+def check_moe_layout(rng):
+    """Per block: ffn_norm, router [d, E], the experts' stacked linears
+    (w_gate, w_up, w_down: weight [E, in, out] then bias [E, out]), the
+    shared experts' dense FFN of width S d_ff, then ffn_post_norm; the JSON
+    cross-check with rank-3 shapes; load_flat into [E, in, out]."""
+    cfg = moe_spec(ffn='activation = "swiglu"\nexperts = 3\ntop_k = 1\nshared_experts = 2',
+                   norm='position = "sandwich"')
+    layout, count = compute_layout(cfg)
+    blk = [(n[len("blocks.0."):], s) for n, _, s in layout if n.startswith("blocks.0.ffn")]
+    d, f, E = 16, 24, 3
+    want = [("ffn_norm.weight", (d,)), ("ffn_norm.bias", (d,)),
+            ("ffn.router.weight", (d, E)),
+            ("ffn.experts.w_gate.weight", (E, d, f)), ("ffn.experts.w_gate.bias", (E, f)),
+            ("ffn.experts.w_up.weight", (E, d, f)), ("ffn.experts.w_up.bias", (E, f)),
+            ("ffn.experts.w_down.weight", (E, f, d)), ("ffn.experts.w_down.bias", (E, d)),
+            ("ffn.shared.w_gate.weight", (d, 2 * f)), ("ffn.shared.w_gate.bias", (2 * f,)),
+            ("ffn.shared.w_up.weight", (d, 2 * f)), ("ffn.shared.w_up.bias", (2 * f,)),
+            ("ffn.shared.w_down.weight", (2 * f, d)), ("ffn.shared.w_down.bias", (d,)),
+            ("ffn_post_norm.weight", (d,)), ("ffn_post_norm.bias", (d,))]
+    assert blk == want, blk
+    dense = compute_layout(dense_twin('name="x"\n[model]\nd_model=16\nn_heads=2\nd_ff=24\n'
+                                      'depth=2\nmax_seq=16\n[norm]\nposition="sandwich"\n'
+                                      '[ffn]\nactivation="swiglu"\nexperts=3'))[1]
+    ffn_dense = 3 * d * f + 2 * f + d
+    shared = 3 * d * 2 * f + 2 * 2 * f + d
+    assert count == dense + 2 * (d * E + E * ffn_dense + shared - ffn_dense), (count, dense)
+    cfg2 = moe_spec(model="d_model = 8\nn_heads = 2\nd_ff = 12\nmax_seq = 8\nbias = false",
+                    ffn='activation = "gelu"\nexperts = 2\ntop_k = 1')
+    names = [(n, s) for n, _, s in compute_layout(cfg2)[0] if ".ffn." in n]
+    assert names == [("blocks.0.ffn.router.weight", (8, 2)),
+                     ("blocks.0.ffn.experts.w_up.weight", (2, 8, 12)),
+                     ("blocks.0.ffn.experts.w_down.weight", (2, 12, 8))], names
+    model = Oracle(cfg, F64)
+    good = {"name": "t", "param_count": count,
+            "tensors": [{"name": n, "offset": o, "shape": list(s)} for n, o, s in layout]}
+    flat = rng.standard_normal(count).astype(np.float32)
+    model.load_flat(flat, layout_json=good)
+    o = dict((n, o) for n, o, _ in layout)["blocks.1.ffn.experts.w_down.weight"]
+    w = model.get_parameter("blocks.1.ffn.experts.w_down.weight").detach().numpy()
+    assert np.array_equal(w[2], flat[o + 2 * f * d:o + 3 * f * d].reshape(f, d))
+    import copy
+    bad = copy.deepcopy(good)
+    k = [t["name"] for t in bad["tensors"]].index("blocks.0.ffn.experts.w_up.weight")
+    bad["tensors"][k]["shape"] = [d, E, f]
+    try:
+        check_layout_json(cfg, bad)
+    except AssertionError:
+        return float(np.abs(model.flat_params() - flat).max())
+    raise AssertionError("layout check accepted [d, E, ff]")
+
+
+def moe_checks(rng):
+    checks = [(f"moe numpy reference {k} (outputs, loss + aux, counts)",
+               lambda k=k: check_numpy_moe(k, rng), 1e-10) for k in MOE_NUMPY_SPECS]
+    checks += [
+        ("moe spec keys, defaults, aux_loss resolution, errors", check_moe_config, 0.0),
+        ("moe layout + JSON cross-check + load_flat", lambda: check_moe_layout(rng), 0.0),
+        ("moe (a) identical experts = dense FFN (y, d_x; router grad 0)",
+         lambda: check_moe_identical_experts(rng, False), 1e-12),
+        ("moe (a) identical experts + shared = twice the FFN",
+         lambda: check_moe_identical_experts(rng, True), 1e-12),
+        ("moe (b) top_k = E renormalize = softmax-weighted sum",
+         lambda: check_moe_all_experts(rng, True, "swiglu"), 1e-12),
+        ("moe (b) top_k = E no renormalize = softmax-weighted sum",
+         lambda: check_moe_all_experts(rng, False, "gelu"), 1e-12),
+        ("moe (c) uniform routing: aux = alpha k per layer, lowest experts, counts",
+         lambda: check_moe_uniform_routing(rng, True), 1e-14),
+        ("moe (c) uniform routing, no renormalize",
+         lambda: check_moe_uniform_routing(rng, False), 1e-14),
+        ("moe (d) router gradient vs finite differences (+ gradcheck x, enc), renormalize",
+         lambda: check_moe_router_fd(rng, True), 1e-7),
+        ("moe (d) router gradient vs finite differences (+ gradcheck x, enc), Switch gates",
+         lambda: check_moe_router_fd(rng, False), 1e-7),
+        ("moe (e) expert_counts sum to k T per layer, = the choices",
+         lambda: check_moe_counts(rng), 0.0),
+        ("moe bf16: router and experts round their operands",
+         lambda: check_moe_bf16(rng), 1e-12),
+        ("moe route gaps and ties", lambda: check_moe_route_gap(rng), 1e-15),
+    ]
+    for key in ("moe_block_shared", "moe_lm_switch_noaux", "moe_lm_aux"):
+        checks.append((f"moe (f) {key}: padded tokens are not routed (vs np_moe)",
+                       lambda k=key: check_moe_padded(rng, k), 1e-12))
+    return checks
+
 
 def main():
     rng = np.random.default_rng(0)
@@ -766,14 +1396,17 @@ def main():
          lambda: check_padding_gradcheck(rng), 0.0),
     ]
     for key in PAD_SPECS:
+        if key not in PAD_POOLED:
+            checks.append(
+                (f"key_padding {key}: rows = truncated unpadded model (outputs, loss, grads)",
+                 lambda k=key: check_padding_truncated(k, rng), 1e-10))
         checks += [
-            (f"key_padding {key}: rows = truncated unpadded model (outputs, loss, grads)",
-             lambda k=key: check_padding_truncated(k, rng), 1e-10),
             (f"key_padding {key}: padded inputs change nothing",
              lambda k=key: check_padding_invariant(k, rng), 1e-12),
             (f"key_padding {key}: lengths = seq is the unpadded model",
              lambda k=key: check_padding_full_length(k, rng), 1e-13),
         ]
+    checks += moe_checks(rng)
     passed = failed = 0
     for name, fn, tol in checks:
         try:
