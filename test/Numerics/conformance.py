@@ -39,6 +39,19 @@ loss, odd widths) this script
      padded output and d_x rows exactly 0, padding-invariance and
      grad-padded-targets-only (Runner.check_padding); the harness checks the
      lengths' status codes and messages.
+ 10. mixture-of-experts specs (moe_*, [ffn] experts): every random input is
+     drawn again (a NOTE line says so) while some valid token's k-th and
+     (k+1)-th router probabilities lie within --moe-min-gap (relative; bf16:
+     --moe-min-gap-bf16) of each other in the oracle, where tfc's f32 (or
+     bf16-operand) routing may choose otherwise (Oracle.route_gap). With a
+     load-balancing loss (aux_loss > 0) the loss without valid targets is
+     that loss alone: grad-no-targets and grad-padded-targets-only compare
+     it and its gradients with the oracle instead of 0. A spec with
+     [probes] expert_counts runs steps 1-9 without the probe (the harness
+     calls forward with the ABI's fixed outputs), then builds it with the
+     probe through python/tfc (--emit=shared; CPU only) and compares forward's
+     outputs and int32 expert_counts[depth][experts] (exactly) and backward's
+     gradients with the oracle (Runner.check_expert_counts).
 
 With --cuda every build targets CUDA (device arrays, the harness copies in
 and out around each call): the same oracle and bounds judge the GPU kernels,
@@ -86,6 +99,9 @@ BAD_SHAPE = 2  # TFC_ERR_BAD_SHAPE
 # floor judges such tensors against 1e-3 of the buffer's largest gradient.
 GRAD_FLOOR = 1e-3
 TINY = 1e-30
+# MoE: how often a case's random inputs are drawn again when their routing
+# is near a tie (Runner.write_inputs).
+MOE_REDRAWS = 30
 
 # ---------------------------------------------------------------------------
 # The spec matrix.
@@ -124,6 +140,13 @@ def make_toml(name, sections):
 class SpecCase:
     def __init__(self, name, sections, quick=False):
         self.name, self.quick = name, quick
+        # [probes] expert_counts: the harness runs the spec without it (its
+        # forward call has the fixed outputs), check_expert_counts with it.
+        self.probe_toml = None
+        if sections.get("probes", {}).get("expert_counts"):
+            self.probe_toml = make_toml(name, sections)
+            probes = {k: v for k, v in sections["probes"].items() if k != "expert_counts"}
+            sections = dict(sections, probes=probes or None)
         self.toml = make_toml(name, sections)
         self.cfg = Config.from_string(self.toml)  # the oracle's reading
         self.max_batch = sections["model"]["max_batch"]
@@ -549,6 +572,46 @@ def ablation_specs():
     ]
 
 
+def moe_specs():
+    """[ffn] experts (mixture of experts, E = 4 of width d_ff 32), tiny (d_model
+    16-32, depth 2, max_seq 8), four specs that cross top_k 1 and 2,
+    renormalize on and off, shared experts 0 and 1, gated and plain
+    activations, pre- and post-LN, RMSNorm and LayerNorm, biases on and off,
+    causal LMs with the cross-entropy and load-balancing losses and blocks
+    without a loss, key padding, cross-attention, the expert_counts probe
+    and bf16. Random inputs are redrawn near routing ties
+    (Runner.write_inputs). None is --quick: --compare-unfused=quick would
+    compile one more object each (the long tier compares them)."""
+    base = {"d_model": 16, "n_heads": 2, "d_ff": 32, "depth": 2, "max_seq": 8,
+            "max_batch": 4}
+    return [
+        SpecCase("moe_mixtral_lm_pad", {  # Mixtral: RMSNorm, SwiGLU, top-2, RoPE
+            "model": dict(base, d_model=32, bias=False), "norm": {"type": "rmsnorm"},
+            "ffn": {"activation": "swiglu", "experts": 4, "top_k": 2},  # aux 0.01
+            "attention": {"positions": "rope", "key_padding": True},
+            "embedding": {"vocab": 29, "positions": "none"},
+            "head": {"loss": "cross_entropy"}}),
+        SpecCase("moe_switch_post_gelu_bi_pad_counts", {  # Switch: top-1, raw gate
+            "model": dict(base), "norm": {"position": "post"},
+            "ffn": {"activation": "gelu", "experts": 4, "top_k": 1,
+                    "renormalize": False},
+            "attention": {"mask": "bidirectional", "key_padding": True},
+            "probes": {"expert_counts": True}}),
+        SpecCase("moe_deepseek_shared_lm_pad", {  # a shared expert, raw gates
+            "model": dict(base), "ffn": {"activation": "gelu", "experts": 4, "top_k": 2,
+                                         "renormalize": False, "shared_experts": 1,
+                                         "aux_loss": 0.05},
+            "attention": {"key_padding": True},
+            "embedding": {"vocab": 23, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+        SpecCase("moe_bf16_cross_rms_post_swiglu_top1", {  # renormalised top-1: gate 1
+            "model": dict(base, d_model=24, dtype="bf16"),
+            "norm": {"type": "rmsnorm", "position": "post"},
+            "ffn": {"activation": "swiglu", "experts": 4, "top_k": 1, "shared_experts": 1},
+            "attention": {"cross": True}}),
+    ]
+
+
 def pairwise_block_names():
     """28 of block_specs' 168 that hold every pair of (norm, position,
     activation, mask) values, the --quick blocks aside: for activation c
@@ -574,7 +637,7 @@ def all_specs(pairwise=False):
         blocks = [s for s in blocks if s.name in keep or s.quick]
     return (blocks + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
             head_specs() + position_specs() + window_specs() + alibi_specs() +
-            padding_specs() + ablation_specs())
+            padding_specs() + ablation_specs() + moe_specs())
 
 
 def _clamp(spec, cases):
@@ -647,6 +710,10 @@ class Results:
         if kind not in self.worst or err > self.worst[kind][0]:
             self.worst[kind] = (err, f"{self.name} {where}")
 
+    def info(self, case, detail=""):
+        """A line that is neither a pass nor a failure."""
+        self.lines.append(f"NOTE {self.name} {case}" + (f" {detail}" if detail else ""))
+
     def add(self, ok, case, detail=""):
         self.lines.append(f"{'PASS' if ok else 'FAIL'} {self.name} {case}"
                           + (f" {detail}" if detail else ""))
@@ -696,6 +763,12 @@ def compare(out, ref, rtol):
         msg += f" worst at {idx}: got {out[idx]:.7g} want {ref[idx]:.7g}"
         return False, msg, worst / scale
     return True, msg, worst / scale
+
+
+def oracle_args(inputs):
+    """The oracle's forward arguments from write_inputs' dict."""
+    return (inputs.get("tokens", inputs.get("x")), inputs.get("enc"),
+            inputs.get("targets"), inputs.get("lengths"))
 
 
 def counted_targets(cfg, targets, lengths):
@@ -812,9 +885,32 @@ class Runner:
     def sdir(self, spec):
         return os.path.join(self.work, spec.name)
 
-    def write_inputs(self, spec, d, rng, b, s, t, grad=False):
+    def min_gap(self, spec):
+        return self.args.moe_min_gap_bf16 if spec.bf16 else self.args.moe_min_gap
+
+    def write_inputs(self, spec, d, rng, b, s, t, grad=False, model=None, res=None):
         """Random inputs; with grad, also d_y / d_logits (no loss), and a
-        valid target even at batch * seq = 1."""
+        valid target even at batch * seq = 1.
+
+        MoE with `model` (the oracle, its parameters loaded): drawn again
+        (at most MOE_REDRAWS times, a NOTE in res each time) while the
+        oracle's routing of these inputs is within min_gap of a tie."""
+        if model is None or not spec.cfg.moe:
+            return self._write_inputs(spec, d, rng, b, s, t, grad)
+        bound = self.min_gap(spec)
+        for attempt in range(MOE_REDRAWS + 1):
+            inputs = self._write_inputs(spec, d, rng, b, s, t, grad)
+            gap = model.route_gap(*oracle_args(inputs))
+            if gap >= bound:
+                return inputs
+            if res is not None:
+                res.info(f"route-gap {os.path.basename(d)}",
+                         f"a token's k-th and (k+1)-th router probabilities differ by "
+                         f"{gap:.2g} (relative) < {bound:g}: inputs drawn again")
+        raise CaseFailed(f"{os.path.basename(d)}: {MOE_REDRAWS + 1} draws all had a "
+                         f"routing near-tie (gap < {bound:g})")
+
+    def _write_inputs(self, spec, d, rng, b, s, t, grad=False):
         cfg = spec.cfg
         os.makedirs(d, exist_ok=True)
         inputs = {}
@@ -1100,6 +1196,15 @@ class Runner:
                 raise CaseFailed("init gives the same parameters for two seeds")
             params = pa
             model.load_flat(params)
+            if cfg.moe and model.route_gap(*oracle_args(inputs)) < self.min_gap(spec):
+                # Other inputs, the same (now written) parameters.
+                res.info("route-gap init", f"routing gap {model.min_route_gap:.2g} < "
+                         f"{self.min_gap(spec):g}: inputs drawn again")
+                inputs = self.write_inputs(spec, dirs[0], np.random.default_rng(8), b, s, t,
+                                           model=model, res=res)
+                rc, out = self.harness(spec, dirs[0], b, s, t, th)
+                if rc != 0:
+                    raise CaseFailed(f"harness exited {rc}" + tail(out))
             ok, msg = self.check_outputs(spec, dirs[0], model, inputs, b, s, res, "init")
             res.add(ok, f"init+forward b={b} s={s}", msg)
         except CaseFailed as e:
@@ -1119,7 +1224,11 @@ class Runner:
         for b, s, t, th in shapes:
             case = f"b={b} s={s}" + (f" enc={t}" if cfg.cross else "") + f" threads={th}"
             d = os.path.join(sd, f"b{b}_s{s}_t{t}_th{th}")
-            inputs = self.write_inputs(spec, d, rng, b, s, t)
+            try:
+                inputs = self.write_inputs(spec, d, rng, b, s, t, model=model, res=res)
+            except CaseFailed as e:
+                res.add(False, case, str(e))
+                continue
             flat.tofile(os.path.join(d, "params.bin"))
             rc, out = self.harness(spec, d, b, s, t, th)
             if rc != 0:
@@ -1144,13 +1253,23 @@ class Runner:
                             f"{BAD_SHAPE}" + tail(out, 3))
         res.add(ok, "rejects-bad-shapes", "; ".join(msgs) or f"{len(bad)} shapes")
 
+        # 10. The expert_counts probe (the spec with it, through python/tfc).
+        if spec.probe_toml:
+            self.check_expert_counts(spec, model, flat, rng, res,
+                                     "--forward-only" not in a.tfc_arg)
+
         # 6. Gradients against float64 autograd; 7. accumulation.
         if "--forward-only" in a.tfc_arg:
             return
         for k, (b, s, t, th) in enumerate(grad_shapes_for(spec, a.quick)):
             case = f"grad b={b} s={s}" + (f" enc={t}" if cfg.cross else "") + f" threads={th}"
             d = os.path.join(sd, f"grad_b{b}_s{s}_t{t}_th{th}")
-            inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+            try:
+                inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True, model=model,
+                                           res=res)
+            except CaseFailed as e:
+                res.add(False, case, str(e))
+                continue
             flat.tofile(os.path.join(d, "params.bin"))
             if unfused:
                 shutil.copytree(d, d + "_unfused")
@@ -1194,16 +1313,19 @@ class Runner:
                     msg += "; " + pmsg
                 res.add(ok, case.replace("grad", "accumulate"), msg)
         if cfg.has_loss:
-            # No valid target: the loss is the constant 0, its gradient 0.
+            # No valid target: the loss is the constant 0, its gradient 0
+            # (but for a load-balancing loss, check_aux_only).
             b, s, t = min(2, spec.max_batch), min(3, cfg.max_seq), min(4, cfg.max_seq)
             d = os.path.join(sd, "grad_no_targets")
-            inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+            inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True, model=model, res=res)
             inputs["targets"][:] = -1
             inputs["targets"].tofile(os.path.join(d, "targets.bin"))
             flat.tofile(os.path.join(d, "params.bin"))
             rc, out = self.harness(spec, d, b, s, t, 0, flags=["-b"])
             if rc != 0:
                 res.add(False, "grad-no-targets", f"harness exited {rc}" + tail(out))
+            elif cfg.aux_loss > 0:
+                self.check_aux_only(spec, model, d, inputs, res, "grad-no-targets", True)
             else:
                 ours = self.read_grads(d, model)
                 nonzero = {k: float(np.abs(v).max()) for k, v in ours.items()
@@ -1214,21 +1336,133 @@ class Runner:
         if cfg.key_padding:
             self.check_padding(spec, model, flat, rng, res)
 
+    def check_aux_only(self, spec, model, d, inputs, res, case, backward):
+        """A load-balancing loss without a counted target: the loss is the
+        aux losses' sum (> 0); it and (backward) its gradients against the
+        oracle's, with the bounds of steps 4 and 6."""
+        bf16 = spec.bf16
+        ref = float(self.reference(model, inputs)[1])
+        loss = np.fromfile(os.path.join(d, "loss.bin"), dtype=np.float32)
+        good, msg, _ = compare(loss.reshape(()), np.float64(ref),
+                               self.args.bf16_rtol if bf16 else self.args.rtol)
+        msg = f"the load-balancing loss alone: loss {float(loss[0]):.7g} vs {ref:.7g}: {msg}"
+        if not ref > 0:
+            good, msg = False, msg + " (the oracle's is not > 0)"
+        if backward:
+            ok, gmsg = self.check_grads(model, self.read_grads(d, model),
+                                        self.reference_grads(model, inputs),
+                                        self.args.bf16_grad_rtol if bf16 else
+                                        self.args.grad_rtol, res, case,
+                                        "bf16 " if bf16 else "")
+            good &= ok
+            msg += "; " + gmsg
+        res.add(good, case, msg)
+
+    def check_expert_counts(self, spec, model, flat, rng, res, backward):
+        """[probes] expert_counts: the spec with the probe built by
+        `tfc --emit=shared` and run through python/tfc (NAME_forward then
+        has one more output, which the harness does not pass): forward's
+        arrays end with int32 expert_counts [depth, experts], backward takes
+        none; for a few shapes (padded rows with key_padding) the counts
+        equal the oracle's exactly, the outputs are within the forward
+        bound and the gradients within the gradient bound."""
+        cfg = spec.cfg
+        if self.args.cuda:
+            res.info("expert_counts", "not checked: python/tfc runs CPU builds")
+            return
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import tfc as pytfc
+        pd = os.path.join(self.sdir(spec), "probe")
+        os.makedirs(pd, exist_ok=True)
+        path = os.path.join(pd, "spec.toml")
+        with open(path, "w") as f:
+            f.write(spec.probe_toml)
+        probe_cfg = Config.from_string(spec.probe_toml)
+        assert probe_cfg.probe_names() == ["expert_counts"], probe_cfg.probe_names()
+        try:
+            m = pytfc.compile(path, args=tuple(self.args.tfc_arg), cache_dir=pd,
+                              tfc=self.args.tfc, threads=2)
+        except pytfc.Error as e:
+            res.add(False, "expert_counts-compile", tail(str(e)))
+            return
+        fwd = m.entry_arrays("forward")
+        want = ("expert_counts", 1, 1, (cfg.depth, cfg.experts))  # i32, an output
+        if fwd[-1] != want or (backward and any(
+                "expert_counts" in a[0] for a in m.entry_arrays("backward"))):
+            res.add(False, "expert_counts-abi",
+                    f"forward arrays {fwd}" + (f", backward arrays "
+                                               f"{m.entry_arrays('backward')}"
+                                               if backward else "") +
+                    f"; want forward to end with {want} and backward without it")
+            return
+        res.add(True, "expert_counts-abi", f"forward ends with {want}")
+        m.params[:] = flat
+        bf16 = spec.bf16
+        out_name = cfg.output_names()[0]
+        for b, s, t, _ in _clamp(spec, [(1, 1, 1, 0), (3, 5, 4, 0), (4, 8, 6, 0)]):
+            case = f"expert_counts b={b} s={s}" + (f" enc={t}" if cfg.cross else "")
+            d = os.path.join(pd, f"b{b}_s{s}")
+            try:
+                inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True, model=model,
+                                           res=res)
+            except CaseFailed as e:
+                res.add(False, case, str(e))
+                continue
+            given = {k: v for k, v in inputs.items() if not k.startswith("d_")}
+            try:
+                out = m.forward(**given)
+                if backward:
+                    m.zero_grad()
+                    seeds = {k: v for k, v in inputs.items() if k.startswith("d_")}
+                    lengths = {"lengths": inputs["lengths"]} if cfg.key_padding else {}
+                    igrads = m.backward(**seeds, **lengths)
+            except pytfc.Error as e:
+                res.add(False, case, f"python/tfc: {e}")
+                continue
+            refs = self.reference(model, inputs)
+            counts = model.expert_counts.copy()
+            msgs, ok = [], True
+            got = np.asarray(out["expert_counts"])
+            if got.dtype != np.int32 or not np.array_equal(got, counts):
+                ok = False
+                msgs.append(f"expert_counts {got.tolist()} ({got.dtype}) != oracle's "
+                            f"{counts.tolist()}")
+            else:
+                msgs.append(f"expert_counts {got.tolist()} exact")
+            for name, ref in zip(cfg.output_names(), refs):
+                o = np.asarray(out[name], dtype=np.float64).reshape(ref.shape)
+                good, msg, _ = compare(o, ref, self.args.bf16_rtol if bf16 else self.args.rtol)
+                ok &= good
+                msgs.append(f"{name}: {msg}")
+            if backward:
+                ours = {"d_params": m.grads.copy()}
+                for k in ("d_x", "d_enc"):
+                    if k in igrads:
+                        ours[k] = np.asarray(igrads[k]).reshape(-1)
+                good, gmsg = self.check_grads(
+                    model, ours, self.reference_grads(model, inputs),
+                    self.args.bf16_grad_rtol if bf16 else self.args.grad_rtol, res, case,
+                    "bf16 " if bf16 else "")
+                ok &= good
+                msgs.append(gmsg)
+            res.add(ok, case, "; ".join(msgs))
+
     def check_padding(self, spec, model, flat, rng, res):
         """key_padding: (a) padding-invariance: new values at the padded
         positions (x / tokens, targets, d_y / d_logits) leave the valid
         output rows, the loss and every gradient bit-identical (padded keys
         are hidden, padded rows' outputs are constant 0); (b) with a loss,
         grad-padded-targets-only: valid targets only at padded positions
-        give a loss and gradients of exactly 0."""
+        give a loss and gradients of exactly 0 (with a load-balancing loss:
+        that loss alone, check_aux_only)."""
         cfg = spec.cfg
         backward = "--forward-only" not in self.args.tfc_arg
         flags = ["-b"] if backward else []
         b, s, t = min(3, spec.max_batch), min(37, cfg.max_seq), min(11, cfg.max_seq)
         da = os.path.join(self.sdir(spec), "pad_invariance_a")
         db = os.path.join(self.sdir(spec), "pad_invariance_b")
-        inputs = self.write_inputs(spec, da, rng, b, s, t, grad=True)
-        other = self.write_inputs(spec, db, rng, b, s, t, grad=True)
+        inputs = self.write_inputs(spec, da, rng, b, s, t, grad=True, model=model, res=res)
+        other = self.write_inputs(spec, db, rng, b, s, t, grad=True)  # valid part: inputs'
         lengths = inputs["lengths"]
         pad = np.arange(s)[None, :] >= lengths[:, None]
         for name, a in inputs.items():
@@ -1272,7 +1506,7 @@ class Runner:
         if not cfg.has_loss:
             return
         d = os.path.join(self.sdir(spec), "grad_padded_targets_only")
-        inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True)
+        inputs = self.write_inputs(spec, d, rng, b, s, t, grad=True, model=model, res=res)
         pad = np.arange(s)[None, :] >= inputs["lengths"][:, None]
         tgt = rng.integers(0, cfg.vocab, (b, s)).astype(np.int32)
         tgt[~pad] = -1
@@ -1282,6 +1516,11 @@ class Runner:
         rc, out = self.harness(spec, d, b, s, t, 0, flags=flags)
         if rc != 0:
             res.add(False, "grad-padded-targets-only", f"harness exited {rc}" + tail(out))
+            return
+        if cfg.aux_loss > 0:
+            self.check_aux_only(spec, model, d, inputs, res,
+                                f"grad-padded-targets-only ({int(pad.sum())} targets, "
+                                "all at padded positions)", backward)
             return
         loss = float(np.fromfile(os.path.join(d, "loss.bin"), dtype=np.float32)[0])
         nonzero = {} if not backward else {
@@ -1332,6 +1571,13 @@ def main(argv=None):
                     help="gradient bound of dtype = bf16 specs")
     ap.add_argument("--bf16-fusion-rtol", type=float, default=2e-2,
                     help="fused vs unfused bound of dtype = bf16 specs")
+    ap.add_argument("--moe-min-gap", type=float, default=1e-5,
+                    help="MoE: inputs whose routing has a valid token's k-th and "
+                    "(k+1)-th router probabilities closer than this (relative) are "
+                    "drawn again (f32 logits)")
+    ap.add_argument("--moe-min-gap-bf16", type=float, default=1e-2,
+                    help="the same for dtype = bf16 specs (bf16 router operands: a "
+                    "round-off in the hidden state can flip one operand's rounding)")
     ap.add_argument("--bf16-rms-ratio", type=float, default=0.5,
                     help="bound of rounding_ratio for dtype = bf16 specs")
     ap.add_argument("--generic", action="store_true",

@@ -5,8 +5,9 @@ Independent of PyTorch and of the oracle: for tiny specs (d_model 8, 2 heads,
 depth 2, seq 3..5) that together cover every spec feature -- each norm type x
 position, each activation, each mask, cross-attention, embedding with each
 positions kind, tied / untied head, logits without a loss, the
-cross-entropy loss with ignored targets, and key_padding (random lengths,
-one row full and one shorter) -- this script compiles the spec,
+cross-entropy loss with ignored targets, key_padding (random lengths,
+one row full and one shorter), and mixture-of-experts FFNs -- this script
+compiles the spec,
 builds harness/harness.c, and compares the gradient of OUR compiled
 NAME_backward with central differences of OUR compiled NAME_forward.
 
@@ -53,6 +54,13 @@ the base point itself sits on a kink (a pre-activation within ~h of 0, which
 every direction of that tensor moves through): a new base point is drawn (at
 most BASE_REDRAWS times). These tests read forward values only, so redrawing
 cannot hide a wrong gradient.
+
+Routing. A mixture-of-experts spec ([ffn] experts, top_k < experts) is
+piecewise smooth too, with jumps: a step that swaps a token's k-th and
+(k+1)-th expert changes its output (and the load-balancing loss's counts)
+at once, D(h) and D(h/2) then differ by about a factor 2. Such specs are
+handled as the kinked ones: h = H_KINK, and directions or base points
+whose differences are not smooth are drawn again.
 
 Prints one line per spec and check and finally `N passed, M failed`; exits 1
 on any failure. Example:
@@ -213,6 +221,21 @@ def specs():
         "ffn": {"activation": "gelu_tanh"},
         "embedding": {"vocab": 11, "positions": "learned"},
         "head": {"tied": True, "loss": "cross_entropy"}}, 2, 4, 0))
+    # Mixture of experts (4 experts of width d_ff): an LM with top-2
+    # routing, a shared expert, key padding and a load-balancing loss large
+    # enough to weigh in the router's gradient; a Switch block (top-1, the
+    # raw softmax gate) after post-LN, with cross-attention.
+    out.append(("fd_moe_lm_top2_shared_aux_pad", {
+        "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"type": "rmsnorm"},
+        "ffn": {"activation": "swiglu", "experts": 4, "top_k": 2, "shared_experts": 1,
+                "aux_loss": 0.1},
+        "attention": {"key_padding": True},
+        "embedding": {"vocab": 11, "positions": "learned"},
+        "head": {"loss": "cross_entropy"}}, 3, 4, 0))
+    out.append(("fd_moe_switch_post_cross", {
+        "model": dict(MODEL, d_ff=12), "norm": {"position": "post"},
+        "ffn": {"activation": "gelu", "experts": 4, "top_k": 1, "renormalize": False},
+        "attention": {"cross": True}}, 2, 4, 3))
     out.append(("fd_nores_post_cross", {
         "model": dict(MODEL, d_ff=12), "norm": {"type": "rmsnorm", "position": "post"},
         "residual": {"enabled": False}, "ffn": {"activation": "geglu"},
@@ -278,7 +301,10 @@ class Model:
         self.loss, self.cross = self.info["HAS_LOSS"], self.info["HAS_CROSS"]
         self.key_padding = self.info.get("HAS_KEY_PADDING", 0)
         with open(os.path.join(sd, "spec.toml")) as f:
-            self.kinks = re.search(r'activation = "(relu|reglu)"', f.read()) is not None
+            text = f.read()
+        # ReLU kinks, and the jumps where a token's routing changes.
+        self.kinks = re.search(r'activation = "(relu|reglu)"', text) is not None or \
+            re.search(r'^experts = [1-9]', text, re.M) is not None
         # Random parameters (no zero biases or unit norm weights: no special
         # points), norm weights around 1.
         n = self.info["param_count"]

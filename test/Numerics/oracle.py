@@ -268,9 +268,8 @@ class Config:
         if self.shared_experts < 0:
             raise SpecError("[ffn] shared_experts must be 0 or positive")
         aux = get("ffn", "aux_loss", 0.01 if self.moe and self.has_loss else 0.0)
-        if isinstance(aux, bool) or not isinstance(aux, (int, float)) or \
-                not math.isfinite(aux) or aux < 0:
-            raise SpecError(f"[ffn] aux_loss = {aux!r}: not a number >= 0")
+        if not isinstance(aux, float) or not math.isfinite(aux) or aux < 0:
+            raise SpecError(f"[ffn] aux_loss = {aux!r}: not a float >= 0 (0.0, not 0)")
         if aux > 0 and not self.has_loss:
             raise SpecError("[ffn] aux_loss needs a loss ([head] loss = "
                             "\"cross_entropy\")")

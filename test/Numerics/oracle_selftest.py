@@ -1012,7 +1012,7 @@ def check_moe_uniform_routing(rng, renormalize):
     text = ('name = "u"\n[model]\nd_model = 16\nn_heads = 2\nd_ff = 24\ndepth = 2\n'
             f'max_seq = 16\n[attention]\nkey_padding = true\n[ffn]\n{ffn}\n{LM}\n')
     model = Oracle(Config.from_string(text), F64)
-    noaux = Oracle(Config.from_string(text.replace("top_k", "aux_loss = 0\ntop_k")), F64)
+    noaux = Oracle(Config.from_string(text.replace("top_k", "aux_loss = 0.0\ntop_k")), F64)
     assert model.cfg.aux_loss == 0.01 and noaux.cfg.aux_loss == 0.0
     model.load_flat(random_flat(model, rng))
     with torch.no_grad():
@@ -1251,7 +1251,7 @@ def check_moe_config():
         (True, 4, 2, True, 0, 0.0), vars(c)
     c = moe_spec(ffn="experts = 4", extra=LM)
     assert c.aux_loss == 0.01 and c.has_loss
-    c = moe_spec(ffn="experts = 4\naux_loss = 0", extra=LM)
+    c = moe_spec(ffn="experts = 4\naux_loss = 0.0", extra=LM)
     assert c.aux_loss == 0.0
     c = moe_spec(ffn="experts = 8\ntop_k = 8\naux_loss = 0.5\nrenormalize = false", extra=LM)
     assert (c.top_k, c.aux_loss, c.renormalize) == (8, 0.5, False)
@@ -1262,6 +1262,7 @@ def check_moe_config():
     bad = ["experts = 1", "experts = -2", "experts = 4\ntop_k = 0", "experts = 4\ntop_k = 5",
            "experts = 4\nshared_experts = -1", "experts = 4\naux_loss = -0.1",
            "experts = 4\naux_loss = 0.01",          # no loss
+           "experts = 4\naux_loss = 0", "experts = 4\naux_loss = nan",
            "experts = 0\ntop_k = 1", "top_k = 2", "shared_experts = 1",
            "experts = 4\nrenormalize = 1", "experts = 2.5", "experts = true",
            "experts = 4\ntop_k = 2.0", "experts = 4\nrouter_bias = true"]
