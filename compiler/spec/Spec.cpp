@@ -244,6 +244,14 @@ std::string printSpec(const Spec &s) {
                  toString(s.ffn.activation));
   if (isGated(s.ffn.activation))
     fmt::format_to(it, "multiple_of = {}\n", s.ffn.multipleOf);
+  // A dense FFN has no experts to say anything about.
+  const FFNSpec &f = s.ffn;
+  if (f.moe())
+    fmt::format_to(it,
+                   "experts = {}\ntop_k = {}\nrenormalize = {}\n"
+                   "shared_experts = {}\naux_loss = {}\n",
+                   f.experts, f.topK, tomlBool(f.renormalize), f.sharedExperts,
+                   tomlFloat(f.auxLoss));
 
   fmt::format_to(it,
                  "\n[attention]\nmask = \"{}\"\ncross = {}\nn_kv_heads = {}\n"
@@ -286,8 +294,12 @@ std::string printSpec(const Spec &s) {
   }
 
   // Printed only when on: a model without probes has no [probes] to say.
+  if (s.probes.hiddenNorms || s.probes.expertCounts)
+    fmt::format_to(it, "\n[probes]\n");
   if (s.probes.hiddenNorms)
-    fmt::format_to(it, "\n[probes]\nhidden_norms = true\n");
+    fmt::format_to(it, "hidden_norms = true\n");
+  if (s.probes.expertCounts)
+    fmt::format_to(it, "expert_counts = true\n");
 
   fmt::format_to(it, "\n[target]\ndevice = \"{}\"\n",
                  toString(s.target.device));

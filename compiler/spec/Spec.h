@@ -95,6 +95,21 @@ struct ResidualSpec {
 struct FFNSpec {
   Activation activation = Activation::GELU;
   int64_t multipleOf = 256; // Rounding for the default gated d_ff.
+  /// Mixture of experts: 0 = a dense FFN; E >= 2 = E routed experts, each
+  /// an FFN of the block's activation and d_ff, chosen per token by a
+  /// router (linear d_model -> E, softmax, the top_k largest).
+  int64_t experts = 0;
+  int64_t topK = 2;
+  /// The k gates renormalised to sum 1 (Mixtral) or the softmax values
+  /// themselves (Switch, GShard).
+  bool renormalize = true;
+  /// Experts every token also goes through (DeepSeekMoE): one dense FFN of
+  /// width shared_experts * d_ff beside the routed ones.
+  int64_t sharedExperts = 0;
+  /// The load-balancing loss's coefficient (Switch), added to the model's
+  /// loss. Resolved: 0.01 with experts and a loss, else 0.
+  double auxLoss = 0.0;
+  bool moe() const { return experts > 0; }
 };
 
 struct AttentionSpec {
@@ -176,6 +191,9 @@ struct ProbesSpec {
   /// of the hidden state's rows before block 0 and after each block
   /// (docs/abi.md).
   bool hiddenNorms = false;
+  /// True (MoE only): forward also writes `expert_counts[depth][experts]`,
+  /// the tokens each layer routed to each expert.
+  bool expertCounts = false;
 };
 
 struct TargetSpec {
@@ -210,6 +228,12 @@ struct Limits {
   /// ~15 s at 512, over 10 minutes at 4095). Real models use 64 to 256.
   static constexpr int64_t maxHeadDim = 256;
   static constexpr int64_t maxDepth = 4096;
+  /// ffn.experts (and ffn.top_k, at most experts). Mixtral has 8,
+  /// DeepSeek-V3 256, Qwen3-MoE 128: room for finer-grained ones.
+  static constexpr int64_t maxExperts = 1024;
+  /// ffn.shared_experts: DeepSeekMoE uses 1 or 2. The shared FFN's width
+  /// shared_experts * d_ff is held to maxWidth too.
+  static constexpr int64_t maxSharedExperts = 64;
   static constexpr int64_t maxSeq = 1 << 20;
   static constexpr int64_t maxBatch = 1 << 16;
   static constexpr int64_t maxVocab = 1 << 22;
@@ -268,8 +292,11 @@ struct WorkspaceBuild {
 /// S = max_seq, B = max_batch, V = vocab if there is a [head] (else 0), c = 2
 /// with cross-attention (else 1), P = paramCount, L = depth with backward
 /// (else 1), A = 1 with unfused attention (else 0), K = 1 with key padding
-/// (else 0):
-///   per block, floats: S * (c * (64*d + 128*H) + 16*F) + A*10*c*H*S*S
+/// (else 0), and for a mixture of E experts with top_k k and s shared
+/// experts M = 2 * (2*E + 4*k + 8 + k*(2*d + 4*F) + 16*s*F) and
+/// X = 16 * (E + 1) (both 0 for a dense FFN):
+///   per block, floats: S * (c * (64*d + 128*H) + 16*F + M)
+///                      + A*10*c*H*S*S + X
 ///   outside blocks:    S * (8*d + 4*V + K*(2*d + 2))
 ///   scratch:           8*P + 2^20
 ///   bytes = 4 * (B * (L * per_block + outside) + scratch)
@@ -289,9 +316,10 @@ int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build = {});
 /// The fully resolved spec as TOML that parseSpec accepts and that parses back
 /// to the same Spec (but `path`): every key, sections in schema order. Keys
 /// that only apply to some settings (ffn.multiple_of for gated activations,
-/// norm.deepnorm_* for deepnorm, norm.eps where a norm or QK-norm exists,
-/// init.std for scheme = "normal", target.cpu and target.features for
-/// device = "cpu", [probes] when one is on) are printed only there.
+/// ffn.experts and the other MoE keys for experts > 0, norm.deepnorm_* for
+/// deepnorm, norm.eps where a norm or QK-norm exists, init.std for scheme =
+/// "normal", target.cpu and target.features for device = "cpu", [probes] and
+/// each probe when on) are printed only there.
 std::string printSpec(const Spec &spec);
 
 /// Parses and validates TOML text, the workspace bound for `build`. On

@@ -45,7 +45,9 @@ const std::vector<SectionSchema> &schema() {
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
       {"residual", {"enabled"}},
-      {"ffn", {"activation", "multiple_of"}},
+      {"ffn",
+       {"activation", "multiple_of", "experts", "top_k", "renormalize",
+        "shared_experts", "aux_loss"}},
       {"attention",
        {"mask", "cross", "n_kv_heads", "head_dim", "qkv_bias", "qk_norm",
         "positions", "rope_theta", "rope_style", "rope_fraction",
@@ -53,7 +55,7 @@ const std::vector<SectionSchema> &schema() {
       {"embedding", {"vocab", "positions", "norm"}},
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std", "embedding", "embedding_std"}},
-      {"probes", {"hidden_norms"}},
+      {"probes", {"hidden_norms", "expert_counts"}},
       {"target", {"device", "cpu", "features"}},
   };
   return sections;
@@ -243,7 +245,9 @@ private:
   void readInt(const Section &s, const char *key, int64_t &out, int64_t limit,
                bool required = false, bool zeroMeansOff = false);
   void readBool(const Section &s, const char *key, bool &out);
-  void readFloat(const Section &s, const char *key, double &out);
+  /// A positive finite float; 0.0 too when it means "off".
+  void readFloat(const Section &s, const char *key, double &out,
+                 bool zeroMeansOff = false);
   bool readString(const Section &s, const char *key, std::string &out,
                   bool required = false);
   template <typename E, size_t N>
@@ -292,6 +296,17 @@ void Reader::read(const toml::table &root, Spec &spec) {
   Section ffn = section(root, "ffn", false);
   readEnum(ffn, "activation", spec.ffn.activation, kActivations);
   readInt(ffn, "multiple_of", spec.ffn.multipleOf, Limits::maxWidth);
+  readInt(ffn, "experts", spec.ffn.experts, Limits::maxExperts, false,
+          /*zeroMeansOff=*/true);
+  if (spec.ffn.experts == 1)
+    error(sources.at("ffn.experts"),
+          "'ffn.experts = 1' is a dense FFN with a router; use 0 (a dense "
+          "FFN) or at least 2 experts");
+  readInt(ffn, "top_k", spec.ffn.topK, Limits::maxExperts);
+  readBool(ffn, "renormalize", spec.ffn.renormalize);
+  readInt(ffn, "shared_experts", spec.ffn.sharedExperts,
+          Limits::maxSharedExperts, false, /*zeroMeansOff=*/true);
+  readFloat(ffn, "aux_loss", spec.ffn.auxLoss, /*zeroMeansOff=*/true);
 
   Section attention = section(root, "attention", false);
   readEnum(attention, "mask", spec.attention.mask, kMasks);
@@ -337,6 +352,7 @@ void Reader::read(const toml::table &root, Spec &spec) {
 
   Section probes = section(root, "probes", false);
   readBool(probes, "hidden_norms", spec.probes.hiddenNorms);
+  readBool(probes, "expert_counts", spec.probes.expertCounts);
 
   readTarget(section(root, "target", false), spec.target);
 }
@@ -485,7 +501,8 @@ void Reader::readBool(const Section &s, const char *key, bool &out) {
     typeError(s, key, *node, "a boolean (true or false)");
 }
 
-void Reader::readFloat(const Section &s, const char *key, double &out) {
+void Reader::readFloat(const Section &s, const char *key, double &out,
+                       bool zeroMeansOff) {
   const toml::node *node = find(s, key, false);
   if (!node)
     return;
@@ -498,6 +515,15 @@ void Reader::readFloat(const Section &s, const char *key, double &out) {
   if (!value)
     return typeError(s, key, *node, "a float");
   double v = value->get();
+  if (zeroMeansOff && !(v >= 0 && std::isfinite(v)))
+    return error(posOf(node->source()),
+                 fmt::format("'{}' must be 0.0 (off) or positive and finite, "
+                             "got {}",
+                             dotted(s, key), v));
+  if (zeroMeansOff && v == 0) {
+    out = 0.0; // -0.0 too.
+    return;
+  }
   if (!(v > 0) || !std::isfinite(v))
     return error(posOf(node->source()),
                  fmt::format("'{}' must be positive and finite, got {}",

@@ -72,17 +72,52 @@ Checked attentionParams(const Spec &s, bool self) {
          Checked(2) * linear(d, kv, qkvBias) + linear(s, q, d) + qkNorm;
 }
 
+/// `copies` FFNs of width `f` (w_gate for gated activations, w_up, w_down):
+/// a dense FFN (1), or the routed experts stacked ([E, in, out] weights,
+/// [E, out] biases).
+Checked ffnParams(const Spec &s, int64_t f, int64_t copies = 1) {
+  int64_t d = s.model.dModel;
+  Checked one = linear(s, d, f) + linear(s, f, d); // w_up, w_down
+  if (isGated(s.ffn.activation))
+    one += linear(s, d, f); // w_gate
+  return Checked(copies) * one;
+}
+
 /// One block's floats, in the order of docs/abi.md.
 Checked blockParams(const Spec &s) {
   int64_t d = s.model.dModel, f = s.model.dFF;
+  const FFNSpec &ffn = s.ffn;
   Checked block = attentionParams(s, /*self=*/true);
   if (s.attention.cross)
     block += attentionParams(s, /*self=*/false); // cross_norm and cross.*
   block += sublayerNorms(s);                     // ffn_norm (ffn_post_norm)
-  if (isGated(s.ffn.activation))
-    block += linear(s, d, f);                 // w_gate
-  block += linear(s, d, f) + linear(s, f, d); // w_up, w_down
+  if (!ffn.moe())
+    return block + ffnParams(s, f); // ffn.w_gate, ffn.w_up, ffn.w_down
+  block += linear(d, ffn.experts, /*bias=*/false); // ffn.router
+  block += ffnParams(s, f, ffn.experts);           // ffn.experts.*
+  if (ffn.sharedExperts > 0) { // ffn.shared.*: one FFN of width S*F
+    Checked width = Checked(ffn.sharedExperts) * f;
+    Checked shared = ffnParams(s, width.value);
+    shared.overflow |= width.overflow;
+    block += shared;
+  }
   return block;
+}
+
+/// Floats per token and block of a mixture of experts (0 for a dense FFN),
+/// on top of the dense FFN's 16*F: the router's logits and probabilities,
+/// the top-k choices, gates and slots, the k dispatched rows of each token
+/// (input, gate, up, hidden, output), the shared experts as a dense FFN of
+/// width S*F; all doubled for backward's gradients of each.
+Checked moeTokenFloats(const Spec &s, int64_t d) {
+  const FFNSpec &ffn = s.ffn;
+  if (!ffn.moe())
+    return 0;
+  int64_t f = s.model.dFF, k = ffn.topK;
+  Checked routing = Checked(2) * ffn.experts + Checked(4) * k + 8;
+  Checked rows = Checked(k) * (Checked(2) * d + Checked(4) * f);
+  Checked shared = Checked(16) * ffn.sharedExperts * f;
+  return Checked(2) * (routing + rows + shared);
 }
 
 } // namespace
@@ -119,12 +154,15 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
 
   Checked perToken =
       Checked(attentions) * (Checked(64) * d + Checked(128) * h) +
-      Checked(16) * f;
+      Checked(16) * f + moeTokenFloats(s, d);
   Checked scores = build.fusedAttention
                        ? Checked(0)
                        : Checked(10 * attentions) * h * seq * seq;
   int64_t liveBlocks = build.backward ? s.model.depth : 1;
-  Checked perBlock = Checked(seq) * perToken + scores;
+  // A mixture of experts' per-expert offsets and counts.
+  Checked experts =
+      s.ffn.moe() ? Checked(16) * (Checked(s.ffn.experts) + 1) : Checked(0);
+  Checked perBlock = Checked(seq) * perToken + scores + experts;
   // Key padding: the zeroed hidden state and its gradient, the ignored
   // targets and their saved copy.
   int64_t padding = s.attention.keyPadding ? 2 * d + 2 : 0;

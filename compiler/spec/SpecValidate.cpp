@@ -44,6 +44,48 @@ void resolveDeepNorm(Spec &spec, const SpecSources &sources) {
     spec.norm.deepnormBeta = std::pow((decoder ? 12 : 8) * n, -0.25);
 }
 
+/// ffn.experts and its keys: the MoE keys apply only with experts >= 2
+/// (the reader refused 1), top_k picks among the experts, the shared
+/// experts' FFN is a width like d_ff, and the load-balancing loss needs a
+/// loss to be added to. Resolves aux_loss: 0.01 (Switch's alpha) with
+/// experts and a loss, else 0.
+template <typename ErrorFn>
+void resolveMixtureOfExperts(Spec &spec, const SpecSources &sources,
+                             ErrorFn &error) {
+  FFNSpec &ffn = spec.ffn;
+  bool hasLoss = spec.head && spec.head->loss != LossKind::None;
+  if (!ffn.moe()) {
+    for (const char *key :
+         {"ffn.top_k", "ffn.renormalize", "ffn.shared_experts", "ffn.aux_loss"})
+      if (sources.has(key))
+        error(key, fmt::format("'{}' needs a mixture of experts "
+                               "(ffn.experts >= 2)",
+                               key));
+    if (spec.probes.expertCounts)
+      error("probes.expert_counts", "'probes.expert_counts = true' needs a "
+                                    "mixture of experts (ffn.experts >= 2)");
+    ffn.auxLoss = 0.0;
+    return;
+  }
+  if (ffn.topK > ffn.experts) // Only when given: the default 2 always fits.
+    error("ffn.top_k",
+          fmt::format("top_k = {} is more than experts = {}: each token "
+                      "goes to top_k different experts",
+                      ffn.topK, ffn.experts));
+  if (int64_t width = ffn.sharedExperts * spec.model.dFF;
+      width > Limits::maxWidth)
+    error("ffn.shared_experts",
+          fmt::format("the shared experts' width shared_experts * d_ff = "
+                      "{} * {} is over the limit of {}",
+                      ffn.sharedExperts, spec.model.dFF, Limits::maxWidth));
+  if (!sources.has("ffn.aux_loss"))
+    ffn.auxLoss = hasLoss ? 0.01 : 0.0;
+  else if (ffn.auxLoss > 0 && !hasLoss)
+    error("ffn.aux_loss",
+          "'ffn.aux_loss' is added to the model's loss, but it has none: "
+          "set [head] loss = \"cross_entropy\" or aux_loss = 0.0");
+}
+
 } // namespace
 
 bool resolveAndValidate(Spec &spec, const SpecSources &sources,
@@ -153,6 +195,8 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
                         how, dff, Limits::maxWidth));
     m.dFF = dff;
   }
+
+  resolveMixtureOfExperts(spec, sources, error);
 
   NormSpec &norm = spec.norm;
   bool noNorm = norm.type == NormType::None;

@@ -65,8 +65,14 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.init.embedding, b.init.embedding);
   EXPECT_EQ(a.init.embeddingStd, b.init.embeddingStd);
   EXPECT_EQ(a.probes.hiddenNorms, b.probes.hiddenNorms);
+  EXPECT_EQ(a.probes.expertCounts, b.probes.expertCounts);
   EXPECT_EQ(a.ffn.activation, b.ffn.activation);
   EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
+  EXPECT_EQ(a.ffn.experts, b.ffn.experts);
+  EXPECT_EQ(a.ffn.topK, b.ffn.topK);
+  EXPECT_EQ(a.ffn.renormalize, b.ffn.renormalize);
+  EXPECT_EQ(a.ffn.sharedExperts, b.ffn.sharedExperts);
+  EXPECT_EQ(a.ffn.auxLoss, b.ffn.auxLoss);
   EXPECT_EQ(a.attention.mask, b.attention.mask);
   EXPECT_EQ(a.attention.cross, b.attention.cross);
   EXPECT_EQ(a.attention.nKvHeads, b.attention.nKvHeads);
@@ -340,6 +346,141 @@ TEST(SpecTest, Probes) {
   expectRoundTrip(plain);
 }
 
+TEST(SpecTest, MixtureOfExpertsDefaults) {
+  // A dense FFN by default: no experts, and nothing MoE is printed.
+  Spec dense = parseOk(minimal());
+  EXPECT_EQ(dense.ffn.experts, 0);
+  EXPECT_FALSE(dense.ffn.moe());
+  EXPECT_EQ(dense.ffn.auxLoss, 0.0);
+  EXPECT_FALSE(dense.probes.expertCounts);
+  EXPECT_EQ(printSpec(dense).find("experts"), std::string::npos);
+  // experts = 0 written out is the dense FFN too.
+  Spec zero = parseOk(minimal("[ffn]\nexperts = 0\n"));
+  EXPECT_FALSE(zero.ffn.moe());
+  EXPECT_EQ(printSpec(zero), printSpec(dense));
+  EXPECT_EQ(paramCount(zero), paramCount(dense));
+
+  // Experts without a loss: top_k 2, renormalised, no shared experts, and
+  // no load-balancing loss (there is no loss to add it to).
+  Spec moe = parseOk(minimal("[ffn]\nexperts = 8\n"));
+  EXPECT_TRUE(moe.ffn.moe());
+  EXPECT_EQ(moe.ffn.experts, 8);
+  EXPECT_EQ(moe.ffn.topK, 2);
+  EXPECT_TRUE(moe.ffn.renormalize);
+  EXPECT_EQ(moe.ffn.sharedExperts, 0);
+  EXPECT_EQ(moe.ffn.auxLoss, 0.0);
+  EXPECT_NE(printSpec(moe).find("experts = 8\ntop_k = 2\nrenormalize = true\n"
+                                "shared_experts = 0\naux_loss = 0.0\n"),
+            std::string::npos);
+
+  // With a loss, Switch's 0.01; a head without a loss is no loss.
+  std::string lm = "[embedding]\nvocab = 10\n";
+  std::string ce = lm + "[head]\nloss = \"cross_entropy\"\n";
+  Spec trained = parseOk(minimal("[ffn]\nexperts = 8\n" + ce));
+  EXPECT_EQ(trained.ffn.auxLoss, 0.01);
+  Spec headOnly = parseOk(minimal("[ffn]\nexperts = 8\n" + lm + "[head]\n"));
+  EXPECT_EQ(headOnly.ffn.auxLoss, 0.0);
+  // Explicit values win: 0.0 turns it off under a loss, 0.0 is allowed
+  // without one, and -0.0 is 0.0.
+  Spec off = parseOk(minimal("[ffn]\nexperts = 8\naux_loss = 0.0\n" + ce));
+  EXPECT_EQ(off.ffn.auxLoss, 0.0);
+  Spec offNoLoss = parseOk(minimal("[ffn]\nexperts = 8\naux_loss = 0.0\n"));
+  EXPECT_EQ(offNoLoss.ffn.auxLoss, 0.0);
+  Spec negZero = parseOk(minimal("[ffn]\nexperts = 8\naux_loss = -0.0\n"));
+  EXPECT_FALSE(std::signbit(negZero.ffn.auxLoss));
+  Spec own = parseOk(minimal("[ffn]\nexperts = 8\naux_loss = 0.1\n" + ce));
+  EXPECT_EQ(own.ffn.auxLoss, 0.1);
+
+  // Every key given; top_k may be every expert.
+  Spec all = parseOk(minimal("[ffn]\nexperts = 3\ntop_k = 3\n"
+                             "renormalize = false\nshared_experts = 2\n"
+                             "aux_loss = 0.5\n" +
+                             ce + "[probes]\nexpert_counts = true\n"));
+  EXPECT_EQ(all.ffn.topK, 3);
+  EXPECT_FALSE(all.ffn.renormalize);
+  EXPECT_EQ(all.ffn.sharedExperts, 2);
+  EXPECT_EQ(all.ffn.auxLoss, 0.5);
+  EXPECT_TRUE(all.probes.expertCounts);
+  EXPECT_NE(printSpec(all).find("\n[probes]\nexpert_counts = true\n"),
+            std::string::npos);
+  // The limits.
+  Spec widest = parseOk(minimal("[ffn]\nexperts = 1024\ntop_k = 1024\n"
+                                "shared_experts = 64\n",
+                                16, 2));
+  EXPECT_EQ(widest.ffn.experts, Limits::maxExperts);
+  EXPECT_EQ(widest.ffn.sharedExperts, Limits::maxSharedExperts);
+
+  for (const Spec *s : {&dense, &zero, &moe, &trained, &headOnly, &off,
+                        &offNoLoss, &own, &all, &widest})
+    expectRoundTrip(*s);
+}
+
+TEST(SpecTest, MixtureOfExpertsCrossesEverything) {
+  // Experts with every other feature: cross-attention, DeepNorm, sandwich,
+  // padding, GQA, RoPE, bf16, CUDA, both probes.
+  const char *extras[] = {
+      "depth = 4\n[norm]\nposition = \"deepnorm\"\n"
+      "[ffn]\nexperts = 4\n[attention]\ncross = true\n",
+      "[norm]\ntype = \"rmsnorm\"\nposition = \"sandwich\"\n"
+      "[ffn]\nactivation = \"swiglu\"\nexperts = 4\nshared_experts = 1\n",
+      "dtype = \"bf16\"\n[ffn]\nexperts = 2\ntop_k = 1\n"
+      "[attention]\nn_kv_heads = 2\npositions = \"rope\"\nkey_padding = "
+      "true\n[embedding]\nvocab = 10\n[head]\nloss = \"cross_entropy\"\n"
+      "[probes]\nhidden_norms = true\nexpert_counts = true\n"
+      "[target]\ndevice = \"cuda\"\n",
+      "[norm]\ntype = \"none\"\n[residual]\nenabled = false\n"
+      "[ffn]\nexperts = 2\n",
+  };
+  for (const char *extra : extras) {
+    SCOPED_TRACE(extra);
+    Spec s = parseOk(minimal(extra));
+    EXPECT_TRUE(s.ffn.moe());
+    expectRoundTrip(s);
+  }
+}
+
+TEST(SpecTest, MixtureOfExpertsErrors) {
+  EXPECT_EQ(parseFails(minimal("[ffn]\nexperts = 1\n")).str(),
+            "test.toml:6:11: error: 'ffn.experts = 1' is a dense FFN with a "
+            "router; use 0 (a dense FFN) or at least 2 experts");
+  EXPECT_EQ(parseFails(minimal("[ffn]\nexperts = 2\ntop_k = 3\n")).str(),
+            "test.toml:7:9: error: top_k = 3 is more than experts = 2: each "
+            "token goes to top_k different experts");
+  for (const char *key : {"top_k = 1", "renormalize = true",
+                          "shared_experts = 0", "aux_loss = 0.0"}) {
+    std::string name = std::string(key).substr(0, std::string(key).find(' '));
+    EXPECT_EQ(parseFails(minimal(std::string("[ffn]\n") + key + "\n")).str(),
+              "test.toml:6:" + std::to_string(name.size() + 4) +
+                  ": error: 'ffn." + name +
+                  "' needs a mixture of experts (ffn.experts >= 2)");
+  }
+  EXPECT_EQ(parseFails(minimal("[probes]\nexpert_counts = true\n")).str(),
+            "test.toml:6:17: error: 'probes.expert_counts = true' needs a "
+            "mixture of experts (ffn.experts >= 2)");
+  // Off is fine without experts.
+  parseOk(minimal("[probes]\nexpert_counts = false\n"));
+  EXPECT_EQ(parseFails(minimal("[ffn]\nexperts = 2\naux_loss = 0.01\n")).str(),
+            "test.toml:7:12: error: 'ffn.aux_loss' is added to the model's "
+            "loss, but it has none: set [head] loss = \"cross_entropy\" or "
+            "aux_loss = 0.0");
+  EXPECT_EQ(
+      parseFails(minimal("d_ff = 2048\n[ffn]\nexperts = 2\n"
+                         "shared_experts = 33\n"))
+          .str(),
+      "test.toml:8:18: error: the shared experts' width shared_experts * d_ff "
+      "= 33 * 2048 is over the limit of 65536");
+  EXPECT_EQ(
+      parseFails(minimal("[ffn]\nexperts = 2\nshared_experts = 65\n")).str(),
+      "test.toml:7:18: error: 'ffn.shared_experts' is 65, over the "
+      "limit of 64");
+  EXPECT_EQ(parseFails(minimal("[ffn]\nexperts = 1025\n")).str(),
+            "test.toml:6:11: error: 'ffn.experts' is 1025, over the limit of "
+            "1024");
+  EXPECT_EQ(parseFails(minimal("[ffn]\nexperts = 2\naux_loss = inf\n")).str(),
+            "test.toml:7:12: error: 'ffn.aux_loss' must be 0.0 (off) or "
+            "positive and finite, got inf");
+}
+
 TEST(SpecTest, AblationContradictions) {
   EXPECT_EQ(
       parseFails(minimal("[norm]\ntype = \"none\"\nfinal = true\n")).str(),
@@ -410,6 +551,76 @@ TEST(SpecTest, ParamCountByHand) {
   int64_t attention = 8 + 4 * 64;    // norm weight + 4 matrices
   int64_t gatedFFN = 8 + 3 * 8 * 24; // ffn_norm + gate, up, down
   EXPECT_EQ(paramCount(s), 2 * attention + gatedFFN);
+}
+
+TEST(SpecTest, ParamCountMixtureOfExperts) {
+  // d = 8, H = 2, d_ff = 32, depth 1, LayerNorm, biases, final norm, no
+  // embedding; 4 experts of the ungated FFN.
+  Spec s = parseOk("name = \"e\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                   "[ffn]\nexperts = 4\n");
+  int64_t attn = 2 * 8 + 4 * (8 * 8 + 8); // attn_norm, wq wk wv wo
+  int64_t ffnNorm = 2 * 8, finalNorm = 2 * 8;
+  int64_t router = 8 * 4;              // [d, E], never a bias
+  int64_t up = 4 * (8 * 32) + 4 * 32;  // [E, d, ff] + [E, ff]
+  int64_t down = 4 * (32 * 8) + 4 * 8; // [E, ff, d] + [E, d]
+  EXPECT_EQ(paramCount(s), attn + ffnNorm + router + up + down + finalNorm);
+  EXPECT_EQ(paramCount(s), 2576);
+  // The dense FFN it replaces: w_up and w_down of one expert.
+  Spec dense = parseOk("name = \"e\"\n[model]\nd_model = 8\nn_heads = 2\n");
+  EXPECT_EQ(paramCount(dense),
+            attn + ffnNorm + (8 * 32 + 32) + (32 * 8 + 8) + finalNorm);
+  // Two shared experts: one dense FFN of width 2 * 32 = 64 after them.
+  s.ffn.sharedExperts = 2;
+  int64_t shared = (8 * 64 + 64) + (64 * 8 + 8);
+  EXPECT_EQ(paramCount(s), 2576 + shared);
+  // top_k, renormalize and aux_loss add no parameters.
+  s.ffn.topK = 4;
+  s.ffn.renormalize = false;
+  s.ffn.auxLoss = 0.5;
+  EXPECT_EQ(paramCount(s), 2576 + shared);
+
+  // RMSNorm, no bias, SwiGLU with d_ff = 16, 3 experts and 1 shared, two
+  // blocks, sandwich norms, vocab 10 with a tied head.
+  s = parseOk("name = \"g\"\n[model]\nd_model = 8\nn_heads = 2\nd_ff = 16\n"
+              "depth = 2\nbias = false\n[norm]\ntype = \"rmsnorm\"\n"
+              "position = \"sandwich\"\n[ffn]\nactivation = \"swiglu\"\n"
+              "experts = 3\nshared_experts = 1\n[embedding]\nvocab = 10\n"
+              "[head]\ntied = true\n");
+  int64_t embed = 10 * 8 + 1024 * 8;  // tokens, learned positions
+  int64_t attention = 2 * 8 + 4 * 64; // 2 norms + 4 matrices
+  int64_t moe = 2 * 8 + 8 * 3         // ffn_norm, post, router
+                + 3 * (3 * 8 * 16)    // w_gate, w_up, w_down
+                + 3 * 8 * 16;         // ffn.shared (width 16)
+  EXPECT_EQ(paramCount(s), embed + 2 * (attention + moe) + 8);
+}
+
+TEST(SpecTest, WorkspaceBoundMixtureOfExperts) {
+  Spec dense = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                       "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
+                       "[embedding]\nvocab = 10\n[head]\n");
+  Spec s = parseOk("name = \"w\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                   "depth = 3\nmax_seq = 16\nmax_batch = 5\n"
+                   "[ffn]\nexperts = 4\nshared_experts = 2\n"
+                   "[embedding]\nvocab = 10\n[head]\n");
+  // On top of the dense bound (with the experts' parameters in its
+  // scratch), per token and block, doubled for backward: router 2*E,
+  // routing 4*k + 8, the k dispatched rows k * (2*d + 4*F), the shared
+  // experts 16*S*F; per block 16 * (E + 1) for the offsets.
+  int64_t moeToken =
+      2 * ((2 * 4 + 4 * 2 + 8) + 2 * (2 * 8 + 4 * 32) + 16 * 2 * 32);
+  int64_t offsets = 16 * (4 + 1);
+  int64_t scratch = 8 * (paramCount(s) - paramCount(dense));
+  EXPECT_EQ(workspaceBound(s),
+            workspaceBound(dense) +
+                4 * (5 * 3 * (16 * moeToken + offsets) + scratch));
+  WorkspaceBuild forwardOnly{/*fusedAttention=*/true, /*backward=*/false};
+  EXPECT_EQ(workspaceBound(s, forwardOnly),
+            workspaceBound(dense, forwardOnly) +
+                4 * (5 * (16 * moeToken + offsets) + scratch));
+  // Overflow is reported, not wrapped.
+  s.ffn.experts = int64_t(1) << 62;
+  EXPECT_EQ(workspaceBound(s), -1);
+  EXPECT_EQ(paramCount(s), -1);
 }
 
 TEST(SpecTest, ParamCountGPT2) {
