@@ -83,6 +83,33 @@ public:
     norm(name + ".k_norm", dh, withBias);
   }
 
+  /// An FFN of width `ff`: w_gate (gated activations), w_up, w_down, with
+  /// DeepNorm's beta. With `experts`, each tensor stacks that many experts'
+  /// (weights [E, in, out], biases [E, out]), each initialised as a dense
+  /// FFN's matrix.
+  void ffn(const std::string &name, int64_t ff, int64_t experts = 0) {
+    int64_t d = spec.model.dModel;
+    double beta = spec.norm.deepnormBeta;
+    auto layer = [&](const std::string &part, int64_t in, int64_t out) {
+      if (!experts)
+        return linear(name + "." + part, in, out, beta);
+      ParamTensor w = initialised(name + "." + part + ".weight", in, out,
+                                  spec.init.scheme, beta * spec.init.std, beta);
+      w.shape = {experts, in, out};
+      add(std::move(w));
+      if (spec.model.bias)
+        add(ParamTensor{name + "." + part + ".bias", 0, {experts, out}});
+    };
+    if (isGated(spec.ffn.activation))
+      layer("w_gate", d, ff);
+    layer("w_up", d, ff);
+    layer("w_down", ff, d);
+  }
+  /// The MoE router: a linear d_model -> experts without a bias.
+  void router(const std::string &name, int64_t in, int64_t experts) {
+    matrix(name + ".weight", in, experts);
+  }
+
   int64_t size = 0;
 
 private:
@@ -133,11 +160,14 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
     block.postNorm("cross");
   }
   block.norm("ffn_norm");
-  double beta = spec.norm.deepnormBeta;
-  if (isGated(spec.ffn.activation))
-    block.linear("ffn.w_gate", d, ff, beta);
-  block.linear("ffn.w_up", d, ff, beta);
-  block.linear("ffn.w_down", ff, d, beta);
+  if (spec.ffn.moe()) {
+    block.router("ffn.router", d, spec.ffn.experts);
+    block.ffn("ffn.experts", ff, spec.ffn.experts);
+    if (spec.ffn.sharedExperts > 0)
+      block.ffn("ffn.shared", spec.ffn.sharedExperts * ff);
+  } else {
+    block.ffn("ffn", ff);
+  }
   block.postNorm("ffn");
 
   SegmentBuilder trailing(spec, layout.trailing);

@@ -1005,13 +1005,16 @@ LogicalResult ModelLowering::planBody(Lowering &l, Block &block) {
                 l.mapScalar(constant, l.b.clone(*constant)->getResult(0));
                 return success();
               }
-              // A splat f32 tensor (the seed 1 of d_loss): a filled buffer.
+              // A splat f32 or i32 tensor (the seed 1 of d_loss, a probe's
+              // zeros): a filled buffer.
               auto type = dyn_cast<RankedTensorType>(constant.getType());
               if (!type || !isa<SplatElementsAttr>(constant.getValue()) ||
-                  !type.getElementType().isF32() || !type.hasStaticShape())
+                  !(type.getElementType().isF32() ||
+                    type.getElementType().isSignlessInteger(32)) ||
+                  !type.hasStaticShape())
                 return constant.emitOpError(
-                    "only index constants and static splat f32 tensors can "
-                    "be lowered");
+                    "only index constants and static splat f32 or i32 "
+                    "tensors can be lowered");
               l.allocateResult(
                   constant, l.shapeOf(type, [](unsigned) { return Value(); }));
               return success();
@@ -1044,8 +1047,8 @@ LogicalResult ModelLowering::emitBody(Lowering &l, Block &block) {
                 return success();
               Buffer buffer = l.lookup(constant);
               auto splat = cast<SplatElementsAttr>(constant.getValue());
-              Value value =
-                  l.f32(splat.getSplatValue<APFloat>().convertToDouble());
+              Value value = arith::ConstantOp::create(
+                  l.b, l.loc, splat.getSplatValue<TypedAttr>());
               l.parallelFor(l.product(buffer.dims),
                             [&](Value i) { l.store(value, buffer.flat, i); });
               return success();

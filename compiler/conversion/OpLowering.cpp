@@ -32,6 +32,7 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populatePaddingLowerings(set);
   populateProbeLowerings(set);
   populateDecodingLowerings(set);
+  populateMoeLowerings(set);
 }
 
 void mlir::tfc::allocateSplitHeads(Lowering &l, Value result, Value rows) {

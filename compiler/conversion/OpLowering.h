@@ -102,6 +102,7 @@ void populateRopeLowerings(OpLoweringSet &set);
 void populatePaddingLowerings(OpLoweringSet &set);
 void populateProbeLowerings(OpLoweringSet &set);
 void populateDecodingLowerings(OpLoweringSet &set);
+void populateMoeLowerings(OpLoweringSet &set);
 
 /// Every tfc op's lowering. The lowerings are the same for every target;
 /// the kernels they ask for are the target's (Lowering::kernels()).

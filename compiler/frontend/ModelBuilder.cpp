@@ -58,6 +58,15 @@ private:
         {ShapedType::kDynamic, ShapedType::kDynamic, width}, b.getF32Type());
   }
   /// [batch, heads, seq, last].
+  /// [batch * seq * top_k, width]: the MoE's rows, one per token's choice.
+  RankedTensorType assignments(int64_t width) {
+    return RankedTensorType::get({ShapedType::kDynamic, width}, b.getF32Type());
+  }
+  /// [batch, seq, width] of i32 or f32.
+  RankedTensorType perToken(int64_t width, Type element) {
+    return RankedTensorType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, width}, element);
+  }
   RankedTensorType perHead(int64_t heads, int64_t last) {
     return RankedTensorType::get(
         {ShapedType::kDynamic, heads, ShapedType::kDynamic, last},
@@ -79,6 +88,13 @@ private:
   /// else cross-attention on the encoder output z (none of them).
   Value attention(Value u, Value z, const std::string &prefix);
   Value ffn(Value u);
+  /// A dense FFN of width `width` whose tensors are named `prefix`.w_up...
+  Value denseFfn(Value u, const std::string &prefix, int64_t width);
+  /// The routed FFN (ffn.experts > 0): router, dispatch, each expert's FFN
+  /// over its tokens, combine, plus the shared experts.
+  Value moeFfn(Value u);
+  Value groupedLinear(Value rows, Value offsets, const std::string &prefix,
+                      int64_t out);
   Value residual(Value x, Value branch, const std::string &sublayer);
   Value block(Value x);
   Value embed(Value tokens);
@@ -109,6 +125,9 @@ private:
   Value lengths;   // [batch] with attention.key_padding, and in prefill.
   Value positions; // [batch] in decode: each token's position.
   Value cache;     // The KV cache in prefill and decode.
+  // Carried by the depth loop beside the residual stream (null when not
+  // computed): the load-balancing losses so far, the expert_counts probe.
+  Value auxLoss, expertCounts;
 };
 
 /// Decoding needs a causal model (a token sees only the past, which the
@@ -273,17 +292,65 @@ Value ModelBuilder::attention(Value u, Value z, const std::string &prefix) {
 
 Value ModelBuilder::ffn(Value u) {
   Part part(*this, blockPart("ffn"));
-  int64_t d = spec.model.dModel, ff = spec.model.dFF;
+  return spec.ffn.moe() ? moeFfn(u) : denseFfn(u, "ffn", spec.model.dFF);
+}
+
+Value ModelBuilder::denseFfn(Value u, const std::string &prefix,
+                             int64_t width) {
   ActivationKind kind = toActivationKind(spec.ffn.activation);
-  Value up = linear(u, "ffn.w_up", ff);
+  Value up = linear(u, prefix + ".w_up", width);
   Value hidden;
   if (isGated(spec.ffn.activation)) {
-    Value gate = linear(u, "ffn.w_gate", ff);
+    Value gate = linear(u, prefix + ".w_gate", width);
     hidden = mlir::tfc::GLUOp::create(b, loc, gate, up, kind);
   } else {
     hidden = mlir::tfc::ActivationOp::create(b, loc, up, kind);
   }
-  return linear(hidden, "ffn.w_down", d);
+  return linear(hidden, prefix + ".w_down", spec.model.dModel);
+}
+
+Value ModelBuilder::groupedLinear(Value rows, Value offsets,
+                                  const std::string &prefix, int64_t out) {
+  return mlir::tfc::GroupedLinearOp::create(
+      b, loc, assignments(out), rows, offsets, blockParam(prefix + ".weight"),
+      maybeBlockParam(prefix + ".bias"), /*transpose_weight=*/false);
+}
+
+Value ModelBuilder::moeFfn(Value u) {
+  const FFNSpec &f = spec.ffn;
+  int64_t d = spec.model.dModel, ff = spec.model.dFF;
+  Type i32 = b.getI32Type();
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  Value logits = linear(u, "ffn.router", f.experts);
+  auto route = mlir::tfc::MoeRouteOp::create(
+      b, loc, perToken(f.topK, b.getF32Type()), perToken(f.topK, i32),
+      perToken(f.topK, i32), RankedTensorType::get({f.experts + 1}, i32),
+      scalar, logits, lengths, b.getI64IntegerAttr(f.topK),
+      f.renormalize ? b.getUnitAttr() : UnitAttr(),
+      b.getF64FloatAttr(auxLoss ? f.auxLoss : 0.0));
+  Value offsets = route.getOffsets();
+  Value rows = mlir::tfc::MoeDispatchOp::create(b, loc, assignments(d), u,
+                                                route.getSlots(), Value());
+  ActivationKind kind = toActivationKind(f.activation);
+  Value up = groupedLinear(rows, offsets, "ffn.experts.w_up", ff);
+  Value hidden =
+      isGated(f.activation)
+          ? mlir::tfc::GLUOp::create(
+                b, loc, groupedLinear(rows, offsets, "ffn.experts.w_gate", ff),
+                up, kind)
+                .getResult()
+          : mlir::tfc::ActivationOp::create(b, loc, up, kind).getResult();
+  Value down = groupedLinear(hidden, offsets, "ffn.experts.w_down", d);
+  Value shared = f.sharedExperts > 0
+                     ? denseFfn(u, "ffn.shared", f.sharedExperts * ff)
+                     : Value();
+  if (auxLoss)
+    auxLoss = mlir::tfc::AddOp::create(b, loc, auxLoss, route.getAux());
+  if (expertCounts)
+    expertCounts =
+        mlir::tfc::ExpertCountsOp::create(b, loc, offsets, expertCounts, layer);
+  return mlir::tfc::MoeCombineOp::create(
+      b, loc, activations(d), down, route.getSlots(), route.getGates(), shared);
 }
 
 Value ModelBuilder::residual(Value x, Value branch,
@@ -412,6 +479,15 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     outputs.push_back(probesType);
     outputRoles.push_back("hidden_norms");
   }
+  // The load-balancing losses join the loss; the counts probe.
+  bool auxLosses = loss && spec.ffn.moe() && spec.ffn.auxLoss > 0.0;
+  bool probeCounts = forward && spec.probes.expertCounts;
+  auto countsType = RankedTensorType::get({spec.model.depth, spec.ffn.experts},
+                                          b.getI32Type());
+  if (probeCounts) {
+    outputs.push_back(countsType);
+    outputRoles.push_back("expert_counts");
+  }
 
   // The decoding functions are lowered into NAME_prefill and NAME_decode,
   // so their own names must differ.
@@ -481,7 +557,8 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     targets = mlir::tfc::IgnorePaddingOp::create(b, loc, targets, lengths);
 
   // The depth loop: the block body once, indexed by the layer. It carries
-  // the residual stream and, with the probe, the norms recorded so far.
+  // the residual stream and, as needed, the norms recorded so far, the
+  // load-balancing losses so far and the expert counts.
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
   Value hi = arith::ConstantIndexOp::create(b, loc, spec.model.depth);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -490,12 +567,19 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     return mlir::tfc::HiddenNormOp::create(b, loc, probesType, hidden, probes,
                                            index, lengths);
   };
+  auto zeros = [&](RankedTensorType type, Attribute zero) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, zero));
+  };
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
   SmallVector<Value> carried{h};
-  if (probeNorms) {
-    Value zeros = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(probesType, b.getF32FloatAttr(0.0)));
-    carried.push_back(hiddenNorm(h, zeros, lo));
-  }
+  if (probeNorms)
+    carried.push_back(
+        hiddenNorm(h, zeros(probesType, b.getF32FloatAttr(0.0)), lo));
+  if (auxLosses)
+    carried.push_back(zeros(scalarType, b.getF32FloatAttr(0.0)));
+  if (probeCounts)
+    carried.push_back(zeros(countsType, b.getI32IntegerAttr(0)));
   auto loop = scf::ForOp::create(
       b, loc, lo, hi, step, carried,
       [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
@@ -503,14 +587,26 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
         layer = iv;
-        SmallVector<Value> next{block(args[0])};
+        unsigned next = 1;
+        Value probes = probeNorms ? args[next++] : Value();
+        auxLoss = auxLosses ? args[next++] : Value();
+        expertCounts = probeCounts ? args[next++] : Value();
+        SmallVector<Value> yielded{block(args[0])};
         if (probeNorms)
-          next.push_back(hiddenNorm(next[0], args[1],
-                                    arith::AddIOp::create(b, loc, iv, step)));
-        scf::YieldOp::create(b, loc, next);
-        layer = Value();
+          yielded.push_back(hiddenNorm(
+              yielded[0], probes, arith::AddIOp::create(b, loc, iv, step)));
+        if (auxLosses)
+          yielded.push_back(auxLoss);
+        if (probeCounts)
+          yielded.push_back(expertCounts);
+        scf::YieldOp::create(b, loc, yielded);
+        layer = auxLoss = expertCounts = Value();
       });
   h = loop.getResult(0);
+  unsigned nextResult = 1;
+  Value norms = probeNorms ? loop.getResult(nextResult++) : Value();
+  Value auxTotal = auxLosses ? loop.getResult(nextResult++) : Value();
+  Value counts = probeCounts ? loop.getResult(nextResult++) : Value();
 
   if (spec.norm.final)
     h = norm(h, "final_norm", /*global=*/true);
@@ -533,14 +629,20 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
                                           /*transpose_weight=*/false);
     results.push_back(logits);
     Part lossPart(*this, "loss");
-    if (loss)
-      results.push_back(mlir::tfc::CrossEntropyOp::create(
-          b, loc, RankedTensorType::get({}, b.getF32Type()), logits, targets));
+    if (loss) {
+      Value total = mlir::tfc::CrossEntropyOp::create(b, loc, scalarType,
+                                                      logits, targets);
+      if (auxTotal)
+        total = mlir::tfc::AddOp::create(b, loc, total, auxTotal);
+      results.push_back(total);
+    }
   } else {
     results.push_back(h);
   }
-  if (probeNorms)
-    results.push_back(loop.getResult(1));
+  if (norms)
+    results.push_back(norms);
+  if (counts)
+    results.push_back(counts);
   func::ReturnOp::create(b, loc, results);
 }
 

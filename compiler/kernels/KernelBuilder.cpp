@@ -40,6 +40,21 @@ void KernelBuilder::atAllocationPoint(function_ref<void()> fn) {
   fn();
 }
 
+void KernelBuilder::atAllocationPointIfDefined(ArrayRef<Value> operands,
+                                               function_ref<void()> fn) {
+  auto definedThere = [&](Value v) {
+    Block *block = isa<BlockArgument>(v) ? cast<BlockArgument>(v).getOwner()
+                                         : v.getDefiningOp()->getBlock();
+    Operation *ancestor = block->findAncestorOpInBlock(*allocPoint);
+    return ancestor && (isa<BlockArgument>(v) ||
+                        v.getDefiningOp()->isBeforeInBlock(ancestor));
+  };
+  if (llvm::all_of(operands, definedThere))
+    atAllocationPoint(fn);
+  else
+    fn();
+}
+
 SmallVector<Value>
 KernelBuilder::shapeOf(ShapedType type,
                        function_ref<Value(unsigned)> dynamicDim) {

@@ -109,6 +109,12 @@ public:
   /// Runs `fn` with the builder at the allocation point: index arithmetic
   /// there may feed allocation sizes.
   void atAllocationPoint(function_ref<void()> fn);
+  /// atAllocationPoint when every one of `operands` is defined there, else
+  /// `fn` at the insertion point: a kernel's size arithmetic is hoisted
+  /// when its sizes are known before any compute, and stays where it is for
+  /// sizes computed by earlier kernels (a grouped matmul's rows per expert).
+  void atAllocationPointIfDefined(ArrayRef<Value> operands,
+                                  function_ref<void()> fn);
   /// The shape of `type`: static sizes as constants at the allocation point,
   /// dynamic ones from `dynamicDim(i)`.
   SmallVector<Value> shapeOf(ShapedType type,

@@ -152,18 +152,21 @@ LogicalResult BackwardBuilder::reverseOps(Block &block) {
 }
 
 /// The depth loop reversed: layer i = depth - 1 - j; carries the gradient of
-/// the residual stream and the d_params tensor. The residual stream is the
-/// loop's first carried value; the others are probes (hidden_norms), which
-/// no gradient reaches.
+/// the residual stream and the d_params tensor, then the gradients of the
+/// other carried values that have one (the running sum of the MoE layers'
+/// load-balancing losses); probes (hidden_norms, expert_counts) have none.
 LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
   if (loop.getNumRegionIterArgs() < 1)
     return loop.emitOpError("the depth loop must carry the residual stream");
+  Value dOut = grads.lookup(loop.getResult(0));
+  SmallVector<unsigned> alsoCarried;
   for (unsigned k = 1, e = loop.getNumResults(); k < e; ++k)
     if (grads.count(loop.getResult(k)))
-      return loop.emitOpError("only the depth loop's first carried value "
-                              "(the residual stream) has a gradient; #")
-             << k << " has one";
-  Value dOut = grads.lookup(loop.getResult(0));
+      alsoCarried.push_back(k);
+  if (!dOut && !alsoCarried.empty())
+    return loop.emitOpError("carried value #")
+           << alsoCarried.front()
+           << " has a gradient but the residual stream (#0) has none";
   if (!dOut)
     return success();
   Value lower = primal(loop.getLowerBound());
@@ -189,6 +192,8 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
     }
   });
   SmallVector<Value> init{dOut, dParams};
+  for (unsigned k : alsoCarried)
+    init.push_back(grads.lookup(loop.getResult(k)));
   for (Value v : captured) {
     Value known = grads.lookup(v);
     init.push_back(known ? known : ZerosLikeOp::create(b, loc(), primal(v)));
@@ -220,14 +225,23 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
     std::swap(grads, outerGrads);
     dParams = reversed.getRegionIterArg(1);
     grads[yield.getOperand(0)] = reversed.getRegionIterArg(0);
+    unsigned firstCaptured = 2 + alsoCarried.size();
+    for (auto [j, k] : llvm::enumerate(alsoCarried))
+      grads[yield.getOperand(k)] = reversed.getRegionIterArg(2 + j);
     for (auto [k, v] : llvm::enumerate(captured))
-      grads[v] = reversed.getRegionIterArg(2 + k);
+      grads[v] = reversed.getRegionIterArg(firstCaptured + k);
     if (failed(reverseOps(body)))
       return failure();
-    Value dIn = grads.lookup(body.getArgument(1));
-    if (!dIn)
-      dIn = ZerosLikeOp::create(b, loc(), reversed.getRegionIterArg(0));
-    SmallVector<Value> next{dIn, dParams};
+    // A carried value's gradient at the layer's entry (its body argument);
+    // zero where the body does not use it.
+    auto entryGrad = [&](unsigned k, Value like) {
+      Value grad = grads.lookup(body.getArgument(1 + k));
+      return grad ? grad : ZerosLikeOp::create(b, loc(), like).getResult();
+    };
+    SmallVector<Value> next{entryGrad(0, reversed.getRegionIterArg(0)),
+                            dParams};
+    for (auto [j, k] : llvm::enumerate(alsoCarried))
+      next.push_back(entryGrad(k, reversed.getRegionIterArg(2 + j)));
     for (Value v : captured)
       next.push_back(grads.lookup(v));
     scf::YieldOp::create(b, loc(), next);
@@ -236,8 +250,10 @@ LogicalResult BackwardBuilder::reverseLoop(scf::ForOp loop) {
   }
   dParams = reversed.getResult(1);
   for (auto [k, v] : llvm::enumerate(captured))
-    grads[v] = reversed.getResult(2 + k);
+    grads[v] = reversed.getResult(2 + alsoCarried.size() + k);
   addGrad(loop.getInitArgs()[0], reversed.getResult(0));
+  for (auto [j, k] : llvm::enumerate(alsoCarried))
+    addGrad(loop.getInitArgs()[k], reversed.getResult(2 + j));
   return success();
 }
 

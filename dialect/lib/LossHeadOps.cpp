@@ -6,18 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ShapeChecks.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
-
-static std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
-
-static bool dimsAgree(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
+using namespace mlir::tfc::shape;
 
 int64_t LossHeadOp::getInFeatures() {
   return cast<RankedTensorType>(getWeight().getType())

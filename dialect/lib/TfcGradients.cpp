@@ -278,3 +278,13 @@ LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b,
                                    context.primal(getTargets()), dloss));
   return success();
 }
+
+LogicalResult AddOp::buildGradients(OpBuilder &, GradientContext &context) {
+  // The loss plus the load-balancing losses, and their running sum across
+  // layers: the gradient reaches both terms unchanged.
+  if (Value dy = outputGrad(context)) {
+    context.addGrad(getLhs(), dy);
+    context.addGrad(getRhs(), dy);
+  }
+  return success();
+}

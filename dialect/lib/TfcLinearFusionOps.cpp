@@ -6,20 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ShapeChecks.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::shape;
 
 namespace {
-
-std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
-
-bool dimsAgree(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 

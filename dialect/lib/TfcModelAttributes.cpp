@@ -87,7 +87,8 @@ RoleRule ruleFor(StringRef role) {
       .Cases({"lengths", "positions"}, R{R::Argument, R::Lengths})
       .Case("kv_cache", R{R::Argument, R::Flat})
       .Cases({"x", "enc", "d_y", "d_logits"}, R{R::Argument, R::Ranked})
-      .Cases({"y", "logits", "loss", "hidden_norms", "d_x", "d_enc"},
+      .Cases({"y", "logits", "loss", "hidden_norms", "expert_counts", "d_x",
+              "d_enc"},
              R{R::Result, R::Ranked})
       .Default(R{R::Both, R::Ranked});
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ShapeChecks.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -14,55 +15,7 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
-
-/// Two dimensions agree unless both are static and differ.
-static bool dimsAgree(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-static std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
-
-static RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// Checks that `actual` is a rank-1 tensor of `expected` elements.
-static LogicalResult verifyVector(Operation *op, Value actual, StringRef what,
-                                  int64_t expected, StringRef expectedWhat) {
-  auto type = tensorType(actual);
-  if (type.getRank() != 1)
-    return op->emitOpError()
-           << what << " must have rank 1, got rank " << type.getRank();
-  if (!dimsAgree(type.getDimSize(0), expected))
-    return op->emitOpError() << what << " has " << dimStr(type.getDimSize(0))
-                             << " elements, expected " << dimStr(expected)
-                             << " (" << expectedWhat << ")";
-  return success();
-}
-
-/// Checks that the leading `count` dimensions of `a` and `b` agree.
-static LogicalResult verifyLeadingDims(Operation *op, RankedTensorType a,
-                                       StringRef aName, RankedTensorType b,
-                                       StringRef bName, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!dimsAgree(a.getDimSize(i), b.getDimSize(i)))
-      return op->emitOpError()
-             << aName << " dimension " << i << " (" << dimStr(a.getDimSize(i))
-             << ") does not match " << bName << " dimension " << i << " ("
-             << dimStr(b.getDimSize(i)) << ")";
-  return success();
-}
-
-static LogicalResult verifyRank(Operation *op, Value v, StringRef name,
-                                int64_t rank) {
-  int64_t actual = tensorType(v).getRank();
-  if (actual != rank)
-    return op->emitOpError()
-           << name << " must have rank " << rank << ", got rank " << actual;
-  return success();
-}
+using namespace mlir::tfc::shape;
 
 //===----------------------------------------------------------------------===//
 // ParamOp
@@ -389,19 +342,6 @@ LogicalResult AlibiOp::verify() {
     return emitOpError("needs a static head count (dimension 1) of at least 1, "
                        "got ")
            << dimStr(heads);
-  return success();
-}
-
-/// `lengths` [batch] of a right-padded batch agrees with dimension 0 of
-/// `batched`.
-static LogicalResult verifyLengths(Operation *op, Value lengths, Value batched,
-                                   StringRef batchedName) {
-  int64_t batch = tensorType(batched).getDimSize(0);
-  int64_t n = tensorType(lengths).getDimSize(0);
-  if (!dimsAgree(n, batch))
-    return op->emitOpError("lengths has ")
-           << n << " elements, expected " << batch << " (" << batchedName
-           << " dimension 0, the batch)";
   return success();
 }
 

@@ -14,7 +14,9 @@ StringRef tfc::getResultRole(FunctionOpInterface func, unsigned index) {
   return role ? role.getValue() : "";
 }
 
-bool tfc::isProbeRole(StringRef role) { return role == "hidden_norms"; }
+bool tfc::isProbeRole(StringRef role) {
+  return role == "hidden_norms" || role == "expert_counts";
+}
 
 std::string tfc::gradientRole(StringRef role) { return ("d_" + role).str(); }
 

@@ -57,7 +57,7 @@ func.func @float_constant(%params: tensor<?xf32> {tfc.role = "params"},
     -> (tensor<?x?x8xf32> {tfc.role = "y"})
     attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 4 : i64,
                 tfc.param_count = 8 : i64, tfc.vocab = 0 : i64} {
-  // expected-error @+1 {{'arith.constant' op only index constants and static splat f32 tensors can be lowered}}
+  // expected-error @+1 {{'arith.constant' op only index constants and static splat f32 or i32 tensors can be lowered}}
   %c = arith.constant 1.0 : f32
   %y = tfc.activation #tfc.activation<relu> %x : tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>

@@ -110,7 +110,12 @@ void MatmulEmitter::plan() {
     std::optional<int64_t> n = l.constantIndex(part.n);
     fullColumns &= n && *n % colsPerPanel == 0;
   }
-  l.atAllocationPoint([&] {
+  SmallVector<Value> sizes;
+  for (const MatmulPart &part : p.parts)
+    sizes.push_back(part.n);
+  for (const MatmulSegment &segment : p.segments)
+    sizes.push_back(segment.k);
+  l.atAllocationPointIfDefined(sizes, [&] {
     if (paired()) {
       panels = l.divUp(p.parts[0].n, colsPerPanel);
     } else {

@@ -375,7 +375,7 @@ void GpuMatmulEmitter::emitPreprocessing() {
     // for a few columns over many rows (a bias gradient over batch x seq),
     // consecutive threads on consecutive columns.
     Value chunks;
-    l.atAllocationPoint([&] { chunks = l.divUp(k, kChunkRows); });
+    l.atAllocationPointIfDefined({k}, [&] { chunks = l.divUp(k, kChunkRows); });
     Buffer partial;
     if (sums)
       partial = l.takeScratch();
@@ -852,7 +852,12 @@ void GpuMatmulEmitter::emitEpilogue(ArrayRef<SlotView> slots, Value bt,
 }
 
 void GpuMatmulEmitter::emit() {
-  l.atAllocationPoint([&] {
+  SmallVector<Value> columns, depths;
+  for (const MatmulPart &part : p.parts)
+    columns.push_back(part.n);
+  for (const MatmulSegment &segment : p.segments)
+    depths.push_back(segment.k);
+  l.atAllocationPointIfDefined(columns, [&] {
     firstTile.push_back(l.index(0));
     if (paired()) {
       firstTile.push_back(l.divUp(p.parts[0].n, kBN));
@@ -861,7 +866,7 @@ void GpuMatmulEmitter::emit() {
     for (const MatmulPart &part : p.parts)
       firstTile.push_back(l.add(firstTile.back(), l.divUp(part.n, kBN)));
   });
-  l.atAllocationPoint([&] {
+  l.atAllocationPointIfDefined(depths, [&] {
     firstKTile.push_back(l.index(0));
     for (const MatmulSegment &segment : p.segments)
       firstKTile.push_back(l.add(firstKTile.back(), l.divUp(segment.k, kBK)));

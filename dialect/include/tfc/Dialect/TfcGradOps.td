@@ -50,8 +50,9 @@ def Tfc_ParamGradOp : Tfc_Op<"param_grad", [Pure,
   let hasVerifier = 1;
 }
 
-def Tfc_AddOp : Tfc_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
-  let summary = "elementwise sum (gradient accumulation)";
+def Tfc_AddOp : Tfc_Op<"add", [Pure, Commutative, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Tfc_GradientOpInterface>]> {
+  let summary = "elementwise sum (gradients; the loss plus the aux losses)";
   let arguments = (ins Tfc_F32Tensor:$lhs, Tfc_F32Tensor:$rhs);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";

@@ -429,5 +429,6 @@ include "tfc/Dialect/TfcResidualNormOps.td"
 include "tfc/Dialect/TfcLossHeadOps.td"
 include "tfc/Dialect/TfcAttentionOps.td"
 include "tfc/Dialect/TfcDecodingOps.td"
+include "tfc/Dialect/TfcMoeOps.td"
 
 #endif // TFC_OPS_TD
