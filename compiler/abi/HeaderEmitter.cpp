@@ -3,11 +3,14 @@
 #include "abi/HeaderEmitter.h"
 #include "abi/RuntimeAbi.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 
 using namespace tfc;
@@ -57,6 +60,19 @@ std::string prototype(const abi::EntryPoint &entry) {
 }
 
 } // namespace
+
+std::array<int64_t, TFC_MAX_PARAM_RANK>
+tfc::paramInfoShape(const ParamTensor &t) {
+  if (t.shape.empty() || t.shape.size() > TFC_MAX_PARAM_RANK)
+    llvm::report_fatal_error(llvm::Twine("tfc: parameter '") + t.name +
+                             "' has rank " + llvm::Twine(t.shape.size()) +
+                             "; tfc_param_info holds ranks 1 to " +
+                             llvm::Twine(TFC_MAX_PARAM_RANK));
+  std::array<int64_t, TFC_MAX_PARAM_RANK> shape;
+  shape.fill(1);
+  std::copy(t.shape.begin(), t.shape.end(), shape.begin());
+  return shape;
+}
 
 uint64_t tfc::specHash(const Spec &spec) {
   Spec model = spec;
@@ -133,14 +149,15 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
      << llvm::format("0x%016llxULL", (unsigned long long)specHash(spec))
      << "\n#define " << up << "_TFC_VERSION \"" << TFC_VERSION << "\"\n";
 
-  os << "\n/* name, offset, numel, rank, shape, init kind, init parameter */\n"
+  os << "\n/* name, offset, numel, rank, shape (1 past the rank), init kind, "
+        "init parameter */\n"
      << "static const tfc_param_info " << name << "_tensors[" << up
      << "_NUM_TENSORS] = {\n";
   for (const ParamTensor &t : tensors) {
     os << "  {\"" << t.name << "\", " << t.offset << ", " << t.numel() << ", "
-       << t.shape.size() << ", {" << t.shape[0] << ", "
-       << (t.shape.size() > 1 ? t.shape[1] : 1) << "}, " << int32_t(t.init)
-       << ", ";
+       << t.shape.size() << ", {";
+    llvm::interleaveComma(paramInfoShape(t), os);
+    os << "}, " << int32_t(t.init) << ", ";
     os << llvm::format("%.9ef", double(t.initParam)) << "},\n";
   }
   os << "};\n\n"

@@ -23,8 +23,9 @@ DescriptorTypes DescriptorTypes::get(LLVMContext &ctx) {
     return StructType::create(ctx, fields, name);
   };
   DescriptorTypes t;
-  t.paramInfo = named("tfc_param_info",
-                      {ptr, i64, i64, i32, ArrayType::get(i64, 2), i32, f32});
+  t.paramInfo = named(
+      "tfc_param_info",
+      {ptr, i64, i64, i32, ArrayType::get(i64, TFC_MAX_PARAM_RANK), i32, f32});
   t.arrayInfo =
       named("tfc_array_info",
             {ptr, i32, i32, i32, ArrayType::get(i64, TFC_MAX_ARRAY_RANK)});
@@ -114,9 +115,11 @@ DescriptorBuilder::tensorTable(const std::vector<ParamTensor> &tensors) {
     Constant *name = ConstantExpr::getInBoundsGetElementPtr(
         names->getType(), namesGlobal,
         ArrayRef<Constant *>{i64(0), i64(int64_t(offset))});
+    std::vector<Constant *> dims;
+    for (int64_t d : paramInfoShape(t)) // NAME_tensors' rows, 1 past the rank
+      dims.push_back(i64(d));
     Constant *shape = ConstantArray::get(
-        ArrayType::get(Type::getInt64Ty(ctx), 2),
-        {i64(t.shape[0]), i64(t.shape.size() > 1 ? t.shape[1] : 1)});
+        ArrayType::get(Type::getInt64Ty(ctx), TFC_MAX_PARAM_RANK), dims);
     rows.push_back(ConstantStruct::get(
         types.paramInfo,
         {name, i64(t.offset), i64(t.numel()), i32(int64_t(t.shape.size())),

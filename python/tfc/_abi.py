@@ -8,6 +8,7 @@ import ctypes as C
 
 MODEL_VERSION = 1  # TFC_MODEL_VERSION
 MAX_ARRAY_RANK = 4  # TFC_MAX_ARRAY_RANK
+MAX_PARAM_RANK = 3  # TFC_MAX_PARAM_RANK
 DIM_BATCH, DIM_SEQ, DIM_ENC_SEQ = -1, -2, -3  # TFC_DIM_*
 DTYPE_F32, DTYPE_I32, DTYPE_OPAQUE = 0, 1, 2  # tfc_dtype
 ACCESS_READ, ACCESS_WRITE, ACCESS_ACCUMULATE = 0, 1, 2  # tfc_access
@@ -18,7 +19,7 @@ OK = 0  # TFC_OK
 class ParamInfo(C.Structure):
     _fields_ = [("name", C.c_char_p), ("offset", C.c_int64),
                 ("numel", C.c_int64), ("rank", C.c_int32),
-                ("shape", C.c_int64 * 2), ("init_kind", C.c_int32),
+                ("shape", C.c_int64 * MAX_PARAM_RANK), ("init_kind", C.c_int32),
                 ("init_param", C.c_float)]
 
 

@@ -24,7 +24,7 @@ static int32_t check_entry(const char *path, const tfc_checkpoint_model *model,
   if (!p->name || !p->name[0])
     return st_fail(path, "model table[%lld] has no name", (long long)i);
   st_quote(p->name, name, sizeof name);
-  int64_t numel = p->rank >= 1 && p->rank <= 2 ? 1 : -1;
+  int64_t numel = p->rank >= 1 && p->rank <= TFC_MAX_PARAM_RANK ? 1 : -1;
   for (int32_t d = 0; d < p->rank && numel >= 0; ++d)
     numel =
         p->shape[d] < 0 || (p->shape[d] > 0 && numel > INT64_MAX / p->shape[d])
@@ -88,8 +88,8 @@ int32_t ck_layout_make(const char *path, const tfc_checkpoint_model *model,
         snprintf(c->name, len, "%s%s", ck_buffer_prefix[b], p->name);
       c->dtype = TFC_ST_F32;
       c->rank = p->rank;
-      c->shape[0] = p->shape[0];
-      c->shape[1] = p->rank > 1 ? p->shape[1] : 0;
+      for (int32_t d = 0; d < p->rank; ++d)
+        c->shape[d] = p->shape[d];
       c->buffer = b;
       c->offset = p->offset;
     }

@@ -39,7 +39,7 @@ typedef struct ck_tensor {
   char *name; /* owned by the ck_layout */
   int32_t dtype;
   int32_t rank;
-  int64_t shape[2];
+  int64_t shape[TFC_MAX_PARAM_RANK]; /* 0 past rank */
   int32_t buffer; /* CK_PARAMS.. for parameter tensors, else -1 */
   int64_t offset; /* floats into that buffer */
 } ck_tensor;

@@ -266,7 +266,9 @@ static int32_t read_tensors(const tfc_st_file *f, const ck_layout *layout,
     const ck_tensor *c = &layout->tensors[i];
     if (c->buffer < 0)
       continue;
-    int64_t numel = c->rank > 1 ? c->shape[0] * c->shape[1] : c->shape[0];
+    int64_t numel = 1;
+    for (int32_t d = 0; d < c->rank; ++d)
+      numel *= c->shape[d];
     status = tfc_st_read_f32(f, tfc_st_find(f, c->name),
                              buffers[c->buffer] + c->offset, numel);
   }

@@ -132,8 +132,8 @@ int32_t tfc_checkpoint_save(const char *path, const tfc_checkpoint_model *model,
       t[i].name = c->name;
       t[i].dtype = c->dtype;
       t[i].rank = c->rank;
-      t[i].shape[0] = c->shape[0];
-      t[i].shape[1] = c->shape[1];
+      for (int32_t d = 0; d < c->rank; ++d)
+        t[i].shape[d] = c->shape[d];
       if (c->buffer >= 0)
         t[i].f32 = buffers[c->buffer] + c->offset;
     }

@@ -69,10 +69,22 @@ static int32_t check_dtype(const st_loader *l, const st_entry *e) {
 static int32_t check_shape(const st_loader *l, st_plan *p) {
   const tfc_param_info *d = p->dst;
   const tfc_st_tensor_info *t = &p->src->info;
-  char a[ST_QUOTE_BYTES], got[160], want[64], mine[64];
-  int64_t need[2] = {d->shape[0], d->shape[1]};
+  char a[ST_QUOTE_BYTES], got[160], want[80], mine[80];
+  int64_t need[TFC_MAX_PARAM_RANK];
   int32_t rank = d->rank;
+  for (int32_t i = 0; i < rank; ++i)
+    need[i] = d->shape[i];
   const char *layout = "";
+  /* The maps transpose and split matrices and their biases only. */
+  if (p->op != ST_COPY && (rank > 2 || (p->op == ST_TRANSPOSE && rank != 2)))
+    return st_fail(l->source->path,
+                   "map %s %s tensor '%s' into tfc's '%s' %s, which is not "
+                   "a matrix%s",
+                   l->family->name,
+                   p->op == ST_TRANSPOSE ? "transposes" : "splits",
+                   st_quote(p->src->name, a, sizeof a), d->name,
+                   st_shape_string(d->shape, d->rank, mine, sizeof mine),
+                   p->op == ST_TRANSPOSE ? "" : " or a vector");
   if (p->op == ST_TRANSPOSE) {
     need[0] = d->shape[1];
     need[1] = d->shape[0];
@@ -302,14 +314,17 @@ static const char *family_prefix(const st_source *s, const st_family *f) {
 static int32_t check_table(const tfc_param_info *table, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const tfc_param_info *t = &table[i];
-    int64_t numel = t->rank == 2 ? t->shape[0] * t->shape[1] : t->shape[0];
-    if (!t->name || t->rank < 1 || t->rank > 2 || t->offset < 0 ||
-        t->shape[0] < 0 || (t->rank == 2 && t->shape[1] < 0) ||
-        numel != t->numel)
+    int64_t numel = t->rank >= 1 && t->rank <= TFC_MAX_PARAM_RANK ? 1 : -1;
+    for (int32_t d = 0; d < t->rank && numel >= 0; ++d)
+      numel = t->shape[d] < 0 ||
+                      (t->shape[d] > 0 && numel > INT64_MAX / t->shape[d])
+                  ? -1
+                  : numel * t->shape[d];
+    if (!t->name || numel < 0 || t->offset < 0 || numel != t->numel)
       return tfc_rt_error(TFC_ERR_BAD_ARGUMENT,
                           "tfc_load_safetensors: table[%lld] is not a tensor "
-                          "(name, rank 1 or 2, shape, numel, offset)",
-                          (long long)i);
+                          "(name, rank 1 to %d, shape, numel, offset)",
+                          (long long)i, TFC_MAX_PARAM_RANK);
   }
   return TFC_OK;
 }

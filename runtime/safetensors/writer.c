@@ -289,6 +289,10 @@ int32_t tfc_st_write(const char *path, const tfc_st_write_tensor *tensors,
   return status;
 }
 
+/* Every parameter tensor's shape fits a safetensors entry. */
+_Static_assert(TFC_ST_MAX_RANK >= TFC_MAX_PARAM_RANK,
+               "a parameter tensor's rank must fit TFC_ST_MAX_RANK");
+
 int32_t tfc_save_safetensors(const char *path, const float *params,
                              const tfc_param_info *table, int64_t num_tensors,
                              int32_t dtype,
@@ -316,9 +320,14 @@ int32_t tfc_save_safetensors(const char *path, const float *params,
   for (int64_t i = 0; i < num_tensors && status == TFC_OK; ++i) {
     const tfc_param_info *p = &table[i];
     int64_t numel = 1;
-    for (int32_t d = 0; d < p->rank && d < 2; ++d)
-      numel *= p->shape[d];
-    if (p->rank < 1 || p->rank > 2 || p->offset < 0 || numel != p->numel)
+    for (int32_t d = 0; d < p->rank && d < TFC_MAX_PARAM_RANK && numel >= 0;
+         ++d)
+      numel = p->shape[d] < 0 ||
+                      (p->shape[d] > 0 && numel > INT64_MAX / p->shape[d])
+                  ? -1
+                  : numel * p->shape[d];
+    if (p->rank < 1 || p->rank > TFC_MAX_PARAM_RANK || p->offset < 0 ||
+        numel < 0 || numel != p->numel)
       status = st_fail(path,
                        "table[%lld] (%s): rank %d, numel %lld and "
                        "offset %lld do not describe a tensor",
@@ -327,8 +336,8 @@ int32_t tfc_save_safetensors(const char *path, const float *params,
     t[i].name = p->name;
     t[i].dtype = dtype;
     t[i].rank = p->rank;
-    t[i].shape[0] = p->shape[0];
-    t[i].shape[1] = p->shape[1];
+    for (int32_t d = 0; d < p->rank && d < TFC_MAX_PARAM_RANK; ++d)
+      t[i].shape[d] = p->shape[d];
     t[i].f32 = params + p->offset;
   }
   if (status == TFC_OK)

@@ -842,8 +842,10 @@ def read_header_txt(path):
             if not parts:
                 continue
             if parts[0] == "tensor":
-                name, offset, numel, rank, s0, s1 = parts[1:7]
-                shape = (int(s0),) if int(rank) == 1 else (int(s0), int(s1))
+                # name offset numel rank, TFC_MAX_PARAM_RANK dims (0 past
+                # the rank), init kind, init parameter
+                name, offset, numel, rank = parts[1:5]
+                shape = tuple(int(s) for s in parts[5:5 + int(rank)])
                 tensors.append((name, int(offset), int(numel), shape))
             else:
                 info[parts[0]] = parts[1]

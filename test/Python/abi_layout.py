@@ -30,6 +30,7 @@ def main():
             lines.append(f'  printf("{c_name}.{field} %zu\\n", offsetof({c_name}, {field}));')
             expected.append(f"{c_name}.{field} {getattr(struct, field).offset}")
     checks = [("TFC_MODEL_VERSION", _abi.MODEL_VERSION), ("TFC_MAX_ARRAY_RANK", _abi.MAX_ARRAY_RANK),
+              ("TFC_MAX_PARAM_RANK", _abi.MAX_PARAM_RANK),
               ("TFC_DIM_BATCH", _abi.DIM_BATCH), ("TFC_DIM_SEQ", _abi.DIM_SEQ),
               ("TFC_DIM_ENC_SEQ", _abi.DIM_ENC_SEQ), ("TFC_DTYPE_F32", _abi.DTYPE_F32),
               ("TFC_DTYPE_I32", _abi.DTYPE_I32), ("TFC_DTYPE_OPAQUE", _abi.DTYPE_OPAQUE),

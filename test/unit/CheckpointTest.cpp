@@ -45,6 +45,16 @@ struct Model {
     count += t.numel;
     table.push_back(t);
   }
+  // An expert-stacked [E, in, out] tensor (1 past the rank is not needed:
+  // only the first `rank` entries are read).
+  void add3(const std::string &name, int64_t e, int64_t rows, int64_t cols) {
+    add(name, e * rows, cols);
+    tfc_param_info &t = table.back();
+    t.rank = 3;
+    t.shape[0] = e;
+    t.shape[1] = rows;
+    t.shape[2] = cols;
+  }
   tfc_checkpoint_model model() const {
     return {hash, table.data(), (int64_t)table.size(), count};
   }
@@ -279,6 +289,66 @@ TEST_F(CheckpointTest, RoundTripIsBitExact) {
   EXPECT_EQ(info.rank, 1);
   EXPECT_EQ(info.shape[0], 4);
   tfc_st_close(f);
+}
+
+// A mixture-of-experts block: stacked [E, in, out] weights and [E, out]
+// biases round-trip, and the file holds their three dimensions.
+TEST_F(CheckpointTest, Rank3TensorsRoundTrip) {
+  Model moe;
+  moe.add("embed.tokens", 5, 4);
+  moe.add("blocks.0.ffn.router.weight", 4, 2);
+  moe.add3("blocks.0.ffn.experts.w_up.weight", 2, 4, 6);
+  moe.add("blocks.0.ffn.experts.w_up.bias", 2, 6);
+  moe.add3("blocks.0.ffn.experts.w_down.weight", 2, 6, 4);
+  moe.add("final_norm.weight", 4);
+  Saved run(moe);
+  ASSERT_EQ(run.save(path, moe), TFC_OK) << lastError();
+  Target t(moe, run);
+  ASSERT_EQ(t.load(path, moe), TFC_OK) << lastError();
+  EXPECT_TRUE(sameBits(t.p, run.p));
+  EXPECT_TRUE(sameBits(t.m, run.m));
+  EXPECT_TRUE(sameBits(t.v, run.v));
+  EXPECT_EQ(t.state.step, 10);
+
+  tfc_st_file *f = nullptr;
+  ASSERT_EQ(tfc_st_open(path.c_str(), &f), TFC_OK);
+  for (const char *name : {"params.blocks.0.ffn.experts.w_down.weight",
+                           "adam.m.blocks.0.ffn.experts.w_down.weight",
+                           "adam.v.blocks.0.ffn.experts.w_down.weight"}) {
+    tfc_st_tensor_info info;
+    ASSERT_EQ(tfc_st_tensor(f, tfc_st_find(f, name), &info), TFC_OK) << name;
+    EXPECT_EQ(info.rank, 3) << name;
+    EXPECT_EQ(std::vector<int64_t>(info.shape, info.shape + info.rank),
+              (std::vector<int64_t>{2, 6, 4}))
+        << name;
+  }
+  tfc_st_close(f);
+
+  // The experts' in and out swapped: the same floats, another shape.
+  Model swapped = moe;
+  swapped.table[4].shape[1] = 4;
+  swapped.table[4].shape[2] = 6;
+  expectLoadError("tensor 'params.blocks.0.ffn.experts.w_down.weight' is F32 "
+                  "[2, 6, 4]; the model's is F32 [2, 4, 6]",
+                  run, TFC_ERR_BAD_ARGUMENT, &swapped);
+  // Rank 3 against the same floats as a matrix.
+  Model flat = moe;
+  flat.table[2].rank = 2;
+  flat.table[2].shape[0] = 8;
+  flat.table[2].shape[1] = 6;
+  expectLoadError("tensor 'params.blocks.0.ffn.experts.w_up.weight' is F32 "
+                  "[2, 4, 6]; the model's is F32 [8, 6]",
+                  run, TFC_ERR_BAD_ARGUMENT, &flat);
+  // More than TFC_MAX_PARAM_RANK dimensions is no tensor of the table.
+  Model four = moe;
+  four.table[2].rank = TFC_MAX_PARAM_RANK + 1;
+  tfc_checkpoint_model md = four.model();
+  EXPECT_EQ(tfc_checkpoint_save(path.c_str(), &md, run.p.data(), run.m.data(),
+                                run.v.data(), &run.state, nullptr, 0),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), path + ": model table[2] "
+                                "(blocks.0.ffn.experts.w_up.weight): rank 4 "
+                                "and numel 48 do not describe a tensor");
 }
 
 TEST_F(CheckpointTest, EmptyRngAndConstantSchedule) {

@@ -4,20 +4,29 @@
 // LLVM struct constants; C programs read them through tfc/runtime.h. Every
 // field's offset under the host's data layout must equal offsetof in C, or
 // a generic driver would read garbage. Then the runtime's descriptor
-// helpers (tfc_model_check, tfc_entry_find_array, tfc_array_numel).
+// helpers (tfc_model_check, tfc_entry_find_array, tfc_array_numel). And
+// the parameter table with a rank-3 tensor as the header, the descriptor
+// and the layout JSON write it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "abi/ModelDescriptor.h"
+#include "abi/HeaderEmitter.h"
 #include "target/ObjectEmitter.h"
 
 #include "tfc/runtime.h"
 
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/JSON.h"
 
+#include <array>
 #include <cstddef>
 #include <gtest/gtest.h>
+#include <vector>
 
 namespace {
 
@@ -98,10 +107,103 @@ TEST(ModelDescriptorTest, CheckRefusesOtherVersionsByName) {
                "tfc_model_check: model m has descriptor version 0, this "
                "runtime reads 1 or later (recompile it)");
   m.version = TFC_MODEL_VERSION;
-  m.abi_version = 1;
+  // ABI 2's tfc_param_info had two dimensions: its tables do not fit.
+  m.abi_version = 2;
   EXPECT_EQ(tfc_model_check(&m), TFC_ERR_BAD_ARGUMENT);
   EXPECT_STREQ(tfc_last_error(), "tfc_model_check: model m calls runtime ABI "
-                                 "1, this runtime is ABI 2 (recompile it)");
+                                 "2, this runtime is ABI 3 (recompile it)");
+}
+
+// A layout with a mixture-of-experts block's stacked tensors beside rank-1
+// and rank-2 ones: NAME_tensors, the descriptor's table and the layout JSON
+// hold every dimension, 1 past the rank (rank 1 and 2 as before ABI 3, with
+// one more 1).
+TEST(ModelDescriptorTest, ParamTablesHoldRank3Shapes) {
+  static_assert(TFC_MAX_PARAM_RANK == 3);
+  tfc::spec::Diagnostic diag;
+  auto spec = tfc::spec::parseSpec("name = \"m\"\n[model]\nd_model = 8\n"
+                                   "n_heads = 2\nd_ff = 16\ndepth = 1\n"
+                                   "max_seq = 4\nmax_batch = 2\n",
+                                   "m.toml", diag);
+  ASSERT_TRUE(spec) << diag.str();
+  tfc::ParamLayout layout;
+  layout.leading = {
+      {"norm.weight", 0, {8}, tfc::InitKind::Ones, 0.0f},
+      {"router.weight", 8, {8, 2}, tfc::InitKind::Uniform, 0.5f},
+      {"experts.w_up.weight", 24, {2, 8, 16}, tfc::InitKind::Normal, 0.25f},
+      {"experts.w_up.bias", 280, {2, 16}, tfc::InitKind::Zeros, 0.0f}};
+  layout.total = 312;
+  using Shape = std::array<int64_t, TFC_MAX_PARAM_RANK>;
+  const Shape want[] = {{8, 1, 1}, {8, 2, 1}, {2, 8, 16}, {2, 16, 1}};
+  for (size_t i = 0; i < layout.leading.size(); ++i)
+    EXPECT_EQ(tfc::paramInfoShape(layout.leading[i]), want[i]) << i;
+
+  mlir::tfc::abi::EntrySignature entries;
+  entries.model = "m";
+  entries.init.name = "m_init";
+  entries.workspaceSize.name = "m_workspace_size";
+  entries.forward.name = "m_forward";
+  std::string header = tfc::emitHeader(*spec, layout, entries);
+  for (const char *row :
+       {"  {\"norm.weight\", 0, 8, 1, {8, 1, 1}, 1, ",
+        "  {\"router.weight\", 8, 16, 2, {8, 2, 1}, 2, ",
+        "  {\"experts.w_up.weight\", 24, 256, 3, {2, 8, 16}, 3, ",
+        "  {\"experts.w_up.bias\", 280, 32, 2, {2, 16, 1}, 0, "})
+    EXPECT_NE(header.find(row), std::string::npos) << row << "\n" << header;
+
+  // The descriptor of a module with stand-ins for the typed functions.
+  llvm::LLVMContext ctx;
+  llvm::Module module("m", ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
+  auto define = [&](const char *name, llvm::Type *result,
+                    llvm::ArrayRef<llvm::Type *> args) {
+    auto *fn = llvm::Function::Create(
+        llvm::FunctionType::get(result, args, false),
+        llvm::GlobalValue::ExternalLinkage, name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+    b.CreateRet(llvm::ConstantInt::get(result, 0));
+  };
+  define("m_init", i32, {llvm::PointerType::get(ctx, 0), i64});
+  define("m_workspace_size", i64, {i64, i64});
+  define("m_forward", i32, {});
+  std::string error;
+  ASSERT_TRUE(
+      tfc::emitModelDescriptor(module, *spec, layout, entries, false, error))
+      << error;
+  EXPECT_FALSE(llvm::verifyModule(module, &llvm::errs()));
+  llvm::GlobalVariable *table = module.getNamedGlobal("m.model.tensors");
+  ASSERT_NE(table, nullptr);
+  llvm::Constant *rows = table->getInitializer();
+  for (unsigned i = 0; i < 4; ++i) {
+    llvm::Constant *row = rows->getAggregateElement(i);
+    auto field = [&](unsigned k) {
+      return llvm::cast<llvm::ConstantInt>(row->getAggregateElement(k))
+          ->getSExtValue();
+    };
+    EXPECT_EQ(field(3), int64_t(layout.leading[i].shape.size())) << i;
+    llvm::Constant *shape = row->getAggregateElement(4u);
+    Shape got;
+    for (unsigned d = 0; d < TFC_MAX_PARAM_RANK; ++d)
+      got[d] = llvm::cast<llvm::ConstantInt>(shape->getAggregateElement(d))
+                   ->getSExtValue();
+    EXPECT_EQ(got, want[i]) << i;
+  }
+
+  // The JSON lists the dimensions of the rank, no padding.
+  auto json = llvm::json::parse(tfc::emitLayoutJson(*spec, layout));
+  ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
+  const llvm::json::Array *tensors = json->getAsObject()->getArray("tensors");
+  ASSERT_NE(tensors, nullptr);
+  ASSERT_EQ(tensors->size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const llvm::json::Array *shape =
+        (*tensors)[i].getAsObject()->getArray("shape");
+    ASSERT_NE(shape, nullptr);
+    std::vector<int64_t> dims;
+    for (const llvm::json::Value &d : *shape)
+      dims.push_back(*d.getAsInteger());
+    EXPECT_EQ(dims, layout.leading[i].shape) << i;
+  }
 }
 
 int32_t noCall(void *, void *const *, void *, int64_t, int64_t, int64_t,

@@ -39,6 +39,22 @@ struct Model {
     count += t.numel;
     table.push_back(t);
   }
+  // Any rank up to TFC_MAX_PARAM_RANK (an expert-stacked [E, in, out]),
+  // 1 past the rank as the header writes it.
+  void addShaped(const std::string &name, std::vector<int64_t> shape) {
+    names.push_back(name);
+    tfc_param_info t = {};
+    t.name = names.back().c_str();
+    t.offset = count;
+    t.rank = (int32_t)shape.size();
+    t.numel = 1;
+    for (int32_t d = 0; d < TFC_MAX_PARAM_RANK; ++d) {
+      t.shape[d] = d < t.rank ? shape[d] : 1;
+      t.numel *= t.shape[d];
+    }
+    count += t.numel;
+    table.push_back(t);
+  }
   const tfc_param_info &at(const std::string &name) const {
     for (const auto &t : table)
       if (name == t.name)
@@ -437,6 +453,143 @@ TEST(SafetensorsLoad, TfcNamesAndIgnoredPrefixes) {
       << lastError();
 }
 
+// A mixture-of-experts block's stacked tensors ([E, in, out] weights, [E,
+// out] biases) beside rank-1 and rank-2 ones: saved in tfc's names with
+// their full shapes, loaded back bit for bit.
+Model expertsModel() {
+  Model m;
+  m.add("embed.tokens", 5, 3);
+  m.add("blocks.0.ffn_norm.weight", 3);
+  m.add("blocks.0.ffn.router.weight", 3, 2);
+  m.addShaped("blocks.0.ffn.experts.w_up.weight", {2, 3, 4});
+  m.addShaped("blocks.0.ffn.experts.w_up.bias", {2, 4});
+  m.addShaped("blocks.0.ffn.experts.w_down.weight", {2, 4, 3});
+  m.add("final_norm.weight", 3);
+  return m;
+}
+
+TEST(SafetensorsLoad, Rank3TensorsRoundTrip) {
+  TempDir dir;
+  Model m = expertsModel();
+  std::vector<float> ref = m.reference(), got;
+  std::string p = dir.file("experts.safetensors");
+  for (int32_t dtype : {TFC_ST_F32, TFC_ST_BF16}) {
+    ASSERT_EQ(tfc_save_safetensors(p.c_str(), ref.data(), m.table.data(),
+                                   (int64_t)m.table.size(), dtype, nullptr, 0),
+              TFC_OK)
+        << lastError();
+    // The file holds every dimension.
+    tfc_st_file *f = nullptr;
+    ASSERT_EQ(tfc_st_open(p.c_str(), &f), TFC_OK) << lastError();
+    tfc_st_tensor_info t;
+    const char *up = "blocks.0.ffn.experts.w_up.weight";
+    ASSERT_EQ(tfc_st_tensor(f, tfc_st_find(f, up), &t), TFC_OK);
+    EXPECT_EQ(t.rank, 3);
+    EXPECT_EQ(std::vector<int64_t>(t.shape, t.shape + t.rank),
+              (std::vector<int64_t>{2, 3, 4}));
+    EXPECT_EQ(t.numel, 24);
+    ASSERT_EQ(
+        tfc_st_tensor(f, tfc_st_find(f, "blocks.0.ffn.experts.w_up.bias"), &t),
+        TFC_OK);
+    EXPECT_EQ(std::vector<int64_t>(t.shape, t.shape + t.rank),
+              (std::vector<int64_t>{2, 4}));
+    tfc_st_close(f);
+    // The reference values are exact in BF16 too.
+    ASSERT_EQ(load(p, got, m, TFC_ST_MAP_AUTO), TFC_OK) << lastError();
+    EXPECT_TRUE(bitEqual(got, ref)) << tfc_st_dtype_name(dtype);
+  }
+  // Entries past the rank are not read: a table built with 0 there loads
+  // the same file.
+  Model zeros = m;
+  for (tfc_param_info &t : zeros.table)
+    for (int32_t d = t.rank; d < TFC_MAX_PARAM_RANK; ++d)
+      t.shape[d] = 0;
+  ASSERT_EQ(load(p, got, zeros, TFC_ST_MAP_TFC), TFC_OK) << lastError();
+  EXPECT_TRUE(bitEqual(got, ref));
+}
+
+TEST(SafetensorsLoadErrors, Rank3Shapes) {
+  TempDir dir;
+  Model m = expertsModel();
+  std::vector<float> ref = m.reference();
+  std::string p = dir.file("experts.safetensors");
+  auto expect = [&](Checkpoint c, int32_t map, const std::string &message) {
+    c.write(p);
+    std::vector<float> before(m.count, 42.0f), got = before;
+    EXPECT_EQ(tfc_load_safetensors(p.c_str(), got.data(), m.table.data(),
+                                   (int64_t)m.table.size(), map),
+              TFC_ERR_BAD_ARGUMENT)
+        << message;
+    EXPECT_EQ(lastError(), p + ": " + message);
+    EXPECT_TRUE(bitEqual(got, before)) << "params untouched: " << message;
+  };
+  auto tfcNames = [&] {
+    Checkpoint c(m, ref);
+    for (const tfc_param_info &t : m.table)
+      c.copy(t.name, t.name);
+    return c;
+  };
+  // The experts' in and out swapped; the same floats as one matrix; a
+  // rank-3 tensor where tfc has a matrix.
+  Checkpoint c = tfcNames();
+  c.get("blocks.0.ffn.experts.w_up.weight").shape = {2, 4, 3};
+  expect(c, TFC_ST_MAP_TFC,
+         "tensor 'blocks.0.ffn.experts.w_up.weight' has shape [2, 4, 3]; "
+         "tfc's 'blocks.0.ffn.experts.w_up.weight' [2, 3, 4] needs [2, 3, 4]");
+  c = tfcNames();
+  c.get("blocks.0.ffn.experts.w_down.weight").shape = {8, 3};
+  expect(c, TFC_ST_MAP_AUTO,
+         "tensor 'blocks.0.ffn.experts.w_down.weight' has shape [8, 3]; "
+         "tfc's 'blocks.0.ffn.experts.w_down.weight' [2, 4, 3] needs [2, 4, "
+         "3]");
+  c = tfcNames();
+  c.get("blocks.0.ffn.router.weight").shape = {1, 3, 2};
+  expect(c, TFC_ST_MAP_TFC,
+         "tensor 'blocks.0.ffn.router.weight' has shape [1, 3, 2]; tfc's "
+         "'blocks.0.ffn.router.weight' [3, 2] needs [3, 2]");
+  // A name map transposes matrices only: never a stacked tensor.
+  Model llama = llamaModel();
+  std::vector<float> lref = llama.reference();
+  Checkpoint lc = llamaCheckpoint(llama, lref);
+  Model stacked = llamaModel();
+  for (tfc_param_info &t : stacked.table)
+    if (std::string(t.name) == "blocks.0.ffn.w_up.weight") {
+      t.rank = 3;
+      t.shape[0] = 1;
+      t.shape[1] = 4;
+      t.shape[2] = 6;
+    }
+  lc.write(p);
+  std::vector<float> got(stacked.count, 42.0f);
+  EXPECT_EQ(tfc_load_safetensors(p.c_str(), got.data(), stacked.table.data(),
+                                 (int64_t)stacked.table.size(),
+                                 TFC_ST_MAP_LLAMA),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), p + ": map llama transposes tensor "
+                             "'model.layers.0.mlp.up_proj.weight' into tfc's "
+                             "'blocks.0.ffn.w_up.weight' [1, 4, 6], which is "
+                             "not a matrix");
+  // Saving checks the table's rank and numel.
+  Model four = m;
+  four.table[3].rank = TFC_MAX_PARAM_RANK + 1;
+  EXPECT_EQ(tfc_save_safetensors(p.c_str(), ref.data(), four.table.data(),
+                                 (int64_t)four.table.size(), TFC_ST_F32,
+                                 nullptr, 0),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), p + ": table[3] (blocks.0.ffn.experts.w_up.weight): "
+                             "rank 4, numel 24 and offset 24 do not describe "
+                             "a tensor");
+  four = m;
+  four.table[3].shape[2] = 5;
+  EXPECT_EQ(tfc_save_safetensors(p.c_str(), ref.data(), four.table.data(),
+                                 (int64_t)four.table.size(), TFC_ST_F32,
+                                 nullptr, 0),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), p + ": table[3] (blocks.0.ffn.experts.w_up.weight): "
+                             "rank 3, numel 24 and offset 24 do not describe "
+                             "a tensor");
+}
+
 // ---- Sharded checkpoints ----------------------------------------------------
 
 void writeIndex(const std::string &path, const std::string &json) {
@@ -671,7 +824,13 @@ TEST(SafetensorsLoadErrors, ArgumentsAndDetection) {
   EXPECT_EQ(tfc_load_safetensors(p.c_str(), got.data(), bad.data(), n, 0),
             TFC_ERR_BAD_ARGUMENT);
   EXPECT_EQ(lastError(), "tfc_load_safetensors: table[3] is not a tensor "
-                         "(name, rank 1 or 2, shape, numel, offset)");
+                         "(name, rank 1 to 3, shape, numel, offset)");
+  bad = m.table;
+  bad[3].rank = TFC_MAX_PARAM_RANK + 1;
+  EXPECT_EQ(tfc_load_safetensors(p.c_str(), got.data(), bad.data(), n, 0),
+            TFC_ERR_BAD_ARGUMENT);
+  EXPECT_EQ(lastError(), "tfc_load_safetensors: table[3] is not a tensor "
+                         "(name, rank 1 to 3, shape, numel, offset)");
   // A table name too long for any checkpoint name (the loader's limit is
   // 511 bytes): an error, never a truncated name that matches another.
   Model longer;

@@ -63,7 +63,8 @@ typedef struct tfc_checkpoint_state {
  * the caller's `metadata` (keys must not start with "tfc.", which are the
  * checkpoint's own; NULL with 0) in __metadata__ after tfc's. The same
  * inputs give the same bytes. Checked before anything is written: pointers
- * (TFC_ERR_NULL_POINTER), the table (every tensor of rank 1 or 2 inside
+ * (TFC_ERR_NULL_POINTER), the table (every tensor of rank 1 to
+ * TFC_MAX_PARAM_RANK inside
  * param_count), step >= 0, rng_bytes >= 0, the Adam config
  * (tfc_adam_config_check), the schedule (tfc_lr_schedule_check) and the
  * metadata keys (TFC_ERR_BAD_ARGUMENT). A failed save leaves `path` as it

@@ -62,8 +62,8 @@ const char *tfc_st_dtype_name(int32_t dtype);
 /* Bytes per element; 0 for an unknown code. */
 int64_t tfc_st_dtype_size(int32_t dtype);
 
-/* The most dimensions a tensor of a file may have (tfc's own have 1 or 2;
- * HF checkpoints have buffers of rank 4). */
+/* The most dimensions a tensor of a file may have (tfc's own have 1 to
+ * TFC_MAX_PARAM_RANK; HF checkpoints have buffers of rank 4). */
 #define TFC_ST_MAX_RANK 8
 
 /* ---- Reading ------------------------------------------------------------ */

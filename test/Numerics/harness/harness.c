@@ -165,10 +165,12 @@ static void write_header_info(void) {
           (long long)FN(_param_count)(), (long long)MACRO(_NUM_TENSORS));
   for (int64_t i = 0; i < (int64_t)MACRO(_NUM_TENSORS); ++i) {
     const tfc_param_info *t = &FN(_tensors)[i];
-    fprintf(f, "tensor %s %lld %lld %d %lld %lld %d %.9g\n", t->name,
-            (long long)t->offset, (long long)t->numel, (int)t->rank,
-            (long long)t->shape[0], (long long)(t->rank > 1 ? t->shape[1] : 0),
-            (int)t->init_kind, (double)t->init_param);
+    /* All TFC_MAX_PARAM_RANK dimensions, 0 past the rank. */
+    fprintf(f, "tensor %s %lld %lld %d", t->name, (long long)t->offset,
+            (long long)t->numel, (int)t->rank);
+    for (int d = 0; d < TFC_MAX_PARAM_RANK; ++d)
+      fprintf(f, " %lld", (long long)(d < t->rank ? t->shape[d] : 0));
+    fprintf(f, " %d %.9g\n", (int)t->init_kind, (double)t->init_param);
   }
   fclose(f);
 }
@@ -226,9 +228,11 @@ static void check_descriptor(void) {
   }
   for (int64_t i = 0; i < m->num_tensors; ++i) {
     const tfc_param_info *a = &m->tensors[i], *b = &FN(_tensors)[i];
+    int same_shape = 1;
+    for (int d = 0; d < TFC_MAX_PARAM_RANK; ++d)
+      same_shape &= a->shape[d] == b->shape[d];
     if (strcmp(a->name, b->name) != 0 || a->offset != b->offset ||
-        a->numel != b->numel || a->rank != b->rank ||
-        a->shape[0] != b->shape[0] || a->shape[1] != b->shape[1] ||
+        a->numel != b->numel || a->rank != b->rank || !same_shape ||
         a->init_kind != b->init_kind || a->init_param != b->init_param) {
       fprintf(stderr, "harness: descriptor tensor %lld is %s, header %s\n",
               (long long)i, a->name, b->name);
