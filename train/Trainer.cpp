@@ -4,6 +4,7 @@
 
 #include "train/DataParallel.h"
 #include "train/Nccl.h"
+#include "train/ProbeLog.h"
 
 #include "tfc/checkpoint.h"
 
@@ -68,18 +69,6 @@ bool bind(const tfc_entry_info &entry,
   return true;
 }
 
-/// The lines of a log (its header and the rows of steps <= `step`): what a
-/// resumed run keeps, the steps after the checkpoint running again.
-std::vector<std::string> linesUpTo(const fs::path &path, int64_t step) {
-  std::vector<std::string> kept;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (kept.empty() || std::atoll(line.c_str()) <= step)
-      kept.push_back(line);
-  return kept;
-}
-
 std::string printable(const std::string &text) {
   std::string s;
   for (unsigned char c : text)
@@ -110,7 +99,6 @@ private:
   double shard(); // This rank's part of the global batch and its weight.
   bool evaluate(double &loss, std::string &error);
   bool sample(int64_t step, std::string &error);
-  bool logHiddenNorms(int64_t step, std::string &error);
   bool saveCheckpoint(int64_t step, std::string &error);
   void progress(int64_t step, float loss, float lr, double gradNorm,
                 double tokensPerSecond, double elapsed, bool force);
@@ -125,10 +113,13 @@ private:
   int64_t batch = 0, seq = 0, n = 0, localBatch = 0, shardOffset = 0;
   bool lead = true; // Rank 0: logs, checkpoints, samples.
   std::vector<float> params, grads, microGrads, adamM, adamV, logits;
-  // The model's hidden_norms probe ([probes] hidden_norms), when it has
-  // one: written to hidden_norms.csv at the steps log.csv has.
-  std::vector<float> hiddenNorms, stepNorms; // stepNorms: the last step's.
-  std::ofstream normsLog;
+  // The model's probes ([probes] in its spec), each logged to NAME.csv at
+  // the steps log.csv has; a CUDA build's device copy beside each.
+  struct Probe {
+    std::unique_ptr<ProbeLog> log;
+    DeviceArray device;
+  };
+  std::vector<std::unique_ptr<Probe>> probes;
   std::vector<int32_t> tokens, targets, lengths, globalTokens, globalTargets;
   float lossOut = 0;
   std::unique_ptr<Aligned> workspace;
@@ -146,7 +137,7 @@ private:
   bool pickDevice(std::string &error);
   bool openNccl(std::string &error);
   DeviceArray dParams, dGrads, dTokens, dTargets, dLengths, dLogits, dLoss,
-      dHiddenNorms, dWorkspace;
+      dWorkspace;
   void *context() { return cuda ? nullptr : static_cast<void *>(rt); }
   void *workspacePtr() { return cuda ? dWorkspace.ptr : workspace->data; }
   bool toDevice(DeviceArray &d, const void *host, std::string &error) {
@@ -237,11 +228,12 @@ bool Run::setUp(std::string &error) {
     microGrads.assign(size_t(n), 0.f);
   lengths.assign(size_t(localBatch), int32_t(seq));
   logits.assign(size_t(localBatch * seq * m.vocab), 0.f);
-  if (int32_t probe = tfc_entry_find_array(&m.forward, "hidden_norms");
-      probe >= 0)
-    hiddenNorms.assign(
-        size_t(tfc_array_numel(&m.forward.arrays[probe], localBatch, seq, seq)),
-        0.f);
+  for (int32_t i = 0; i < m.forward.num_arrays; ++i) {
+    const tfc_array_info &array = m.forward.arrays[i];
+    if (auto log = ProbeLog::forArray(
+            array, tfc_array_numel(&array, localBatch, seq, seq)))
+      probes.push_back(std::make_unique<Probe>(Probe{std::move(log), {}}));
+  }
   workspaceBytes = m.workspace_size(localBatch, seq, seq);
   workspace = std::make_unique<Aligned>(cuda ? 0 : workspaceBytes);
   if (workspaceBytes < 0 || !workspace->data)
@@ -258,11 +250,13 @@ bool Run::setUp(std::string &error) {
         !alloc(dLengths, sizeof(int32_t) * lengths.size()) ||
         !alloc(dLogits, sizeof(float) * logits.size()) ||
         !alloc(dLoss, sizeof(float)) ||
-        !alloc(dHiddenNorms, sizeof(float) * hiddenNorms.size()) ||
         !alloc(dWorkspace, size_t(workspaceBytes)) ||
         !toDevice(dLengths, lengths.data(), error) ||
         (ranks > 1 && !openNccl(error)))
       return false;
+    for (auto &probe : probes)
+      if (!alloc(probe->device, probe->log->bytes()))
+        return false;
   }
   std::map<std::string, void *> named{
       {"params", params.data()},
@@ -271,18 +265,15 @@ bool Run::setUp(std::string &error) {
       {"lengths", lengths.data()},
       {"logits", logits.data()},
       {"loss", &lossOut},
-      {"hidden_norms", hiddenNorms.data()},
       // Several ranks: each micro-batch's gradient on its own, weighted.
       {"d_params", ranks > 1 ? microGrads.data() : grads.data()}};
   if (cuda)
-    named = {{"params", dParams.ptr},
-             {"tokens", dTokens.ptr},
-             {"targets", dTargets.ptr},
-             {"lengths", dLengths.ptr},
-             {"logits", dLogits.ptr},
-             {"loss", dLoss.ptr},
-             {"hidden_norms", dHiddenNorms.ptr},
+    named = {{"params", dParams.ptr},   {"tokens", dTokens.ptr},
+             {"targets", dTargets.ptr}, {"lengths", dLengths.ptr},
+             {"logits", dLogits.ptr},   {"loss", dLoss.ptr},
              {"d_params", dGrads.ptr}};
+  for (auto &probe : probes)
+    named[probe->log->name()] = cuda ? probe->device.ptr : probe->log->data();
   if (!bind(m.forward, named, forwardArrays, error) ||
       !bind(m.backward, named, backwardArrays, error))
     return false;
@@ -397,12 +388,12 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
     }
     sum += weight * lossOut;
   }
-  // The probe of this step's (last micro-batch's) forward, kept apart from
+  // The probes of this step's (last micro-batch's) forward, kept apart from
   // the forwards of evaluation and sampling.
-  if (!hiddenNorms.empty()) {
-    if (!toHost(hiddenNorms.data(), dHiddenNorms, error))
+  for (auto &probe : probes) {
+    if (!toHost(probe->log->data(), probe->device, error))
       return false;
-    stepNorms = hiddenNorms;
+    probe->log->keepStep();
   }
   if (!single && ((!nccl && !World::sum(grads.data(), n, error)) ||
                   !World::sum(&sum, 1, error)))
@@ -444,16 +435,6 @@ bool Run::step(int64_t step, float &loss, double &gradNorm,
                                 grads.data(), adamM.data(), adamV.data(), n),
                error) &&
          toDevice(dParams, params.data(), error);
-}
-
-bool Run::logHiddenNorms(int64_t step, std::string &error) {
-  for (size_t i = 0; i < stepNorms.size(); ++i)
-    normsLog << step << "," << i << "," << fmt::format("{:.9g}", stepNorms[i])
-             << "\n";
-  normsLog.flush();
-  if (!normsLog)
-    return error = "cannot write hidden_norms.csv", false;
-  return true;
 }
 
 bool Run::evaluate(double &loss, std::string &error) {
@@ -583,8 +564,7 @@ bool Run::train(RunSummary &summary, std::string &error) {
   fs::create_directories(opt.dir);
   fs::path ckpt = fs::path(opt.dir) / "checkpoint.safetensors";
   fs::path logPath = fs::path(opt.dir) / "log.csv";
-  fs::path normsPath = fs::path(opt.dir) / "hidden_norms.csv";
-  std::vector<std::string> kept, keptNorms;
+  std::vector<std::string> kept;
   if (opt.resume && fs::exists(ckpt)) {
     uint64_t savedSeed = 0;
     state.rng = &savedSeed;
@@ -599,7 +579,6 @@ bool Run::train(RunSummary &summary, std::string &error) {
              false;
     // The logs up to the checkpoint; the steps after it run again.
     kept = linesUpTo(logPath, state.step);
-    keptNorms = linesUpTo(normsPath, state.step);
     if (lead)
       fmt::print(stderr, "{}resumed {} at step {}\n", opt.label, ckpt.string(),
                  state.step);
@@ -619,14 +598,9 @@ bool Run::train(RunSummary &summary, std::string &error) {
       log << line << "\n";
     log.flush();
   }
-  if (lead && !hiddenNorms.empty()) {
-    normsLog.open(normsPath, std::ios::trunc);
-    if (keptNorms.empty())
-      normsLog << "step,index,norm\n";
-    for (const std::string &line : keptNorms)
-      normsLog << line << "\n";
-    normsLog.flush();
-  }
+  for (auto &probe : probes)
+    if (lead && !probe->log->open(opt.dir, state.step, error))
+      return false;
 
   const TrainConfig &t = cfg.train;
   double start = now(), elapsed = 0;
@@ -659,8 +633,9 @@ bool Run::train(RunSummary &summary, std::string &error) {
           << (evalLoss >= 0 ? fmt::format("{:.9g}", evalLoss) : "") << ","
           << fmt::format("{:.0f},{:.3f},{:.6f}", tps, elapsed, comm) << "\n";
       log.flush();
-      if (!hiddenNorms.empty() && !logHiddenNorms(s, error))
-        return false;
+      for (auto &probe : probes)
+        if (!probe->log->write(s, error))
+          return false;
     }
     if (lead)
       progress(s, loss, lr, gradNorm, tps, elapsed, last || evalLoss >= 0);
