@@ -21,10 +21,7 @@ bash "$root/scripts/build.sh" >/dev/null
   echo "bench-train: tfc-train was built without MPI (install libopenmpi-dev)"; exit 1; }
 mkdir -p "$out"
 corpus="$out/corpus.txt"
-if [ ! -s "$corpus" ]; then
-  for dat in /usr/share/games/fortunes/*.dat; do cat "${dat%.dat}"; done |
-    grep -v '^%$' > "$corpus" 2>/dev/null || cat "$root"/docs/*.md > "$corpus"
-fi
+bash "$root/scripts/corpus.sh" "$corpus" >/dev/null
 
 config="$root/examples/benchmark/train_scaling.toml"
 copy=(--set "train.steps=$steps")

@@ -28,6 +28,10 @@ class Run:
         self.steps = [int(r["step"]) for r in rows]
         self.loss = [float(r["loss"]) for r in rows]
         self.grad_norm = [float(r["grad_norm"]) for r in rows]
+        # Held-out loss at the evaluation steps (nan at the others).
+        self.eval_loss = [float(r["eval_loss"]) if r.get("eval_loss") else math.nan
+                          for r in rows]
+        self.tokens_per_s = [float(r["tokens_per_s"]) for r in rows]
 
     def get(self, key):
         return self.values[key]

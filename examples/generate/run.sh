@@ -21,14 +21,8 @@ mkdir -p "$out"
 bash "$root/scripts/build.sh" >/dev/null
 
 corpus="$out/corpus.txt"
-fortunes=/usr/share/games/fortunes
-if [ -d "$fortunes" ] && ls "$fortunes"/*.dat >/dev/null 2>&1; then
-  # The text files beside the .dat indexes, without the % separators.
-  for dat in "$fortunes"/*.dat; do cat "${dat%.dat}"; done | grep -v '^%$' > "$corpus"
-else
-  cat "$root/README.md" "$root"/docs/*.md > "$corpus"
-fi
-echo "== corpus: $(wc -c < "$corpus") bytes ($( [ -d "$fortunes" ] && echo fortunes || echo "tfc's docs"))"
+rm -f "$corpus"
+echo "== $(bash "$root/scripts/corpus.sh" "$corpus")"
 
 "$root/build/bin/tfc" "$here/byte_lm.toml" -o "$out/byte_lm.o"
 for prog in train generate; do
