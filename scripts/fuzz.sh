@@ -107,10 +107,10 @@ dict_ir="$build/ir.dict"
     '"arith.constant"' '"scf.for"' '"scf.yield"' '"%arg0"' '"{"' '"}"'
 } | sort -u >"$dict_ir"
 
-status=0
-run_target() { # name binary dict
+run_target() { # name binary dict; its lines go to $build/fuzz-NAME.summary
   local name="$1" bin="$2" dict="$3" log
   log="$build/fuzz-$name.log"
+  exec >"$build/fuzz-$name.summary"
   echo "== $name: ${seconds} s"
   "$bin" "$corpus/$name/work" "$corpus/$name/seed" -dict="$dict" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
@@ -123,7 +123,6 @@ run_target() { # name binary dict
   if [ "$rc" -eq 0 ]; then
     echo "$name: ${execs:-0} executions, corpus ${units:-?} inputs, no findings"
   else
-    status=1
     echo "$name: ${execs:-0} executions, FINDING (libFuzzer exit $rc):"
     grep -E '^==[0-9]+==ERROR|^SUMMARY|^tfc-fuzz-|runtime error|Test unit written' \
       "$log" | head -n 8
@@ -131,10 +130,21 @@ run_target() { # name binary dict
   fi
 }
 
-run_target spec "$build/bin/tfc-fuzz-spec" "$root/fuzz/spec.dict"
-run_target runconfig "$build/bin/tfc-fuzz-runconfig" "$root/fuzz/runconfig.dict"
-run_target ir "$build/bin/tfc-fuzz-ir" "$dict_ir"
-run_target safetensors "$build/bin/tfc-fuzz-safetensors" \
-  "$root/fuzz/safetensors.dict"
-run_target hfconfig "$build/bin/tfc-fuzz-hfconfig" "$root/fuzz/hfconfig.dict"
+# The targets run side by side, one per core (each fuzzes on one thread), so
+# the whole takes about seconds x targets / cores; their lines are printed
+# in this order when all are done.
+targets=(spec runconfig ir safetensors hfconfig)
+dicts=("$root/fuzz/spec.dict" "$root/fuzz/runconfig.dict" "$dict_ir"
+  "$root/fuzz/safetensors.dict" "$root/fuzz/hfconfig.dict")
+cores=$(nproc)
+for i in "${!targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n; done
+  run_target "${targets[$i]}" "$build/bin/tfc-fuzz-${targets[$i]}" "${dicts[$i]}" &
+done
+wait
+status=0
+for name in "${targets[@]}"; do
+  cat "$build/fuzz-$name.summary"
+  grep -q "no findings$" "$build/fuzz-$name.summary" || status=1
+done
 exit $status

@@ -48,7 +48,8 @@ failed=$((failed + lit_failed))
 rm -f "$lit_log"
 
 # libFuzzer: each target for TFC_FUZZ_SECONDS (default 45; 0 skips), built
-# with clang-22 into build-fuzz/. About 4 minutes on 2 cores, build included.
+# with clang-22 into build-fuzz/; the targets run one per core (about 2.5
+# minutes on 2 cores, build included).
 fuzz_seconds="${TFC_FUZZ_SECONDS:-45}"
 if [ "$fuzz_seconds" -gt 0 ]; then
   echo "== fuzz (${fuzz_seconds} s per target)"
