@@ -26,6 +26,8 @@
 
 #include "tfc/runtime.h"
 
+#include "num_threads.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -215,7 +217,7 @@ static int64_t env_int(const char *name, int64_t fallback) {
   return v;
 }
 
-static int32_t resolve_num_threads(int32_t requested) {
+int32_t tfc_resolve_num_threads(int32_t requested) {
   if (requested > 0)
     return requested;
   int64_t t = env_int("TFC_NUM_THREADS", 0);
@@ -259,7 +261,7 @@ int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out) {
     return tfc_rt_error(TFC_ERR_OUT_OF_MEMORY,
                         "tfc_runtime_create: cannot allocate the runtime");
   memset(rt, 0, sizeof *rt);
-  rt->num_threads = resolve_num_threads(num_threads);
+  rt->num_threads = tfc_resolve_num_threads(num_threads);
   atomic_init(&rt->check_finite, env_int("TFC_CHECK_FINITE", 0) > 0);
   int64_t spin_us = env_int("TFC_SPIN_US", TFC_DEFAULT_SPIN_NS / 1000);
   rt->spin_ns = (spin_us > 1000000 ? 1000000 : spin_us) * 1000;

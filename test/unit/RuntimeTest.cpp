@@ -469,6 +469,22 @@ TEST(RuntimeFill, ParallelFillMatchesSerial) {
   }
 }
 
+// tfc_rt_fill splits a tensor of 2M floats and more over threads
+// (TFC_NUM_THREADS of them, one per 1M floats at most): every thread count,
+// uneven ranges included, gives the serial range's bits.
+TEST(RuntimeFill, ThreadedFillMatchesSerial) {
+  const int64_t n = (int64_t(5) << 20) + 3;
+  for (int32_t kind : {TFC_INIT_UNIFORM, TFC_INIT_NORMAL}) {
+    std::vector<float> serial(n, -1.0f);
+    tfc_rt_fill_range(serial.data(), 0, n, kind, 0.25f, 9, 2);
+    for (const char *threads : {"1", "2", "3", "7"}) {
+      ScopedEnv env("TFC_NUM_THREADS", threads);
+      std::vector<float> par = fill(n, kind, 0.25f, 9, 2);
+      EXPECT_TRUE(bitwiseEqual(serial.data(), par.data(), n)) << threads;
+    }
+  }
+}
+
 TEST(RuntimeFill, Deterministic) {
   EXPECT_EQ(fill(1000, TFC_INIT_UNIFORM, 1.0f, 5, 6),
             fill(1000, TFC_INIT_UNIFORM, 1.0f, 5, 6));
