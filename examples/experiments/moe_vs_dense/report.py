@@ -30,6 +30,15 @@ def ffn_weights(spec):
     return ffn.get("top_k", 2) * one + router, experts * one + router
 
 
+def balanced_aux(spec):
+    """The load-balancing losses inside a MoE model's loss when its routing
+    is balanced: aux_loss x top_k per layer (docs/abi.md); 0 for dense."""
+    ffn = spec.get("ffn", {})
+    if not ffn.get("experts", 0):
+        return 0.0
+    return spec["model"]["depth"] * ffn.get("aux_loss", 0.01) * ffn.get("top_k", 2)
+
+
 def balance(run):
     """{step: [max/mean tokens over the experts, per layer]} from the run's
     expert_counts.csv; {} for the dense model."""
@@ -72,11 +81,14 @@ def main():
                  f"{steps} steps, {seeds} seed{'s' if seeds > 1 else ''} ({mode}); "
                  f"mean (min-max) over seeds")
     lines.append(f"{'model':<18} {'FFN weights/layer':>19} {'train loss':>22} "
-                 f"{'held-out loss':>22} {'tokens/s':>9} {'max/mean load':>22}")
+                 f"{'held-out loss':>22} {'held-out CE*':>13} {'tokens/s':>9} "
+                 f"{'max/mean load':>22}")
     for model in order:
         group = by_model[model]
         with open(os.path.join(group[0].folder, "spec.toml"), "rb") as f:
-            active, total = ffn_weights(tomllib.load(f))
+            spec = tomllib.load(f)
+        active, total = ffn_weights(spec)
+        aux = balanced_aux(spec)
         for run in group:
             for s, l, e in zip(run.steps, run.loss, run.eval_loss):
                 curves.append([model, run.get("seed"), s, l, "" if math.isnan(e) else e])
@@ -94,15 +106,18 @@ def main():
         lines.append(f"{model:<18} {active:>8,} / {total:<9,} "
                      f"{runs.spread([mean_tail(r.loss) for r in group]):>22} "
                      f"{runs.spread([last_eval(r) for r in group]):>22} "
+                     f"{sum(last_eval(r) for r in group) / len(group) - aux:>13.4f} "
                      f"{sum(tps) / len(tps):>9.0f} "
                      f"{runs.spread(loads) if loads else '-':>22}")
     lines.append("")
     lines.append("FFN weights/layer: active per token / total (the router's counted in both). "
                  "Train loss: the mean of the")
     lines.append("last 10% of the logged steps. A model with aux_loss > 0 has its load-"
-                 "balancing losses in both losses")
-    lines.append("(about aux_loss per layer when balanced, 0.04 here); moe_e4_top2_noaux's "
-                 "are the cross-entropy alone.")
+                 "balancing losses in both losses;")
+    lines.append("CE* subtracts their balanced value, aux_loss x top_k per layer (0.08 for "
+                 "top 2, 0.04 for top 1 here): an")
+    lines.append("estimate of the held-out cross-entropy (exact for dense and "
+                 "moe_e4_top2_noaux).")
     lines.append("max/mean load: the most-loaded expert's tokens over the mean, at the last "
                  "step, averaged over the layers (1 = balanced).")
     runs.publish(out, "\n".join(lines), SEED)
