@@ -70,9 +70,9 @@ void tfc_rt_fill_range(float *data, int64_t begin, int64_t end,
  * every value depends only on its index, so the split changes no number.
  * The threads live for one call (no pool kept: init takes no runtime, and
  * a process that forks after init needs none); below FILL_MIN_PER_THREAD
- * values a thread would cost more than it saves. GPT-2 small's 124M
- * parameters took 2.6 s on one core. */
-enum { FILL_MIN_PER_THREAD = 1 << 20, FILL_MAX_THREADS = 64 };
+ * values a thread (tens of microseconds to start) would cost more than it
+ * saves. GPT-2 small's 124M parameters took 2.6 s on one core. */
+enum { FILL_MIN_PER_THREAD = 1 << 16, FILL_MAX_THREADS = 64 };
 
 typedef struct fill_job {
   float *data;

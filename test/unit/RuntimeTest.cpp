@@ -469,8 +469,8 @@ TEST(RuntimeFill, ParallelFillMatchesSerial) {
   }
 }
 
-// tfc_rt_fill splits a tensor of 2M floats and more over threads
-// (TFC_NUM_THREADS of them, one per 1M floats at most): every thread count,
+// tfc_rt_fill splits a tensor of 128K floats and more over threads
+// (TFC_NUM_THREADS of them, one per 64K floats at most): every thread count,
 // uneven ranges included, gives the serial range's bits.
 TEST(RuntimeFill, ThreadedFillMatchesSerial) {
   const int64_t n = (int64_t(5) << 20) + 3;

@@ -161,8 +161,9 @@ typedef struct tfc_param_info {
 
 /* Fills `n` floats with the init kind; the values depend only on (seed,
  * stream, index), so any split of the work gives the same numbers: a tensor
- * of 2M floats and more is filled by several threads (TFC_NUM_THREADS, else
- * every core; one per 1M floats at most), started and joined in the call.
+ * of 128K floats and more is filled by several threads (TFC_NUM_THREADS,
+ * else every core; one per 64K floats at most), started and joined in the
+ * call.
  * Generated `<name>_init` calls this once per tensor with stream = tensor
  * index. */
 void tfc_rt_fill(float *data, int64_t n, int32_t init_kind, float param,
