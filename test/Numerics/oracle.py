@@ -21,6 +21,14 @@ f32 logits, so a token whose k-th and (k+1)-th probabilities nearly tie may
 be routed otherwise: m.route_gap(...) (or m.min_route_gap after a forward)
 gives the smallest relative gap, for a caller to draw other inputs.
 
+Hyper-connections ([residual] streams = n > 1, docs/hyper_connections.md):
+the blocks carry n residual streams [b, s, n, d] (the embedding output
+copied n times, summed before final_norm); each sub-layer reads, writes and
+mixes them through its own mappings: mixing "hc" (Zhu et al. 2024, dynamic
+HC) or "mhc" (Xie et al. 2025; H_res by Sinkhorn-Knopp, unrolled). The
+hyper-connection tensors start at the papers' init (hc_init_values), the
+rest at zero, until load_flat.
+
 Parameters are registered under their ABI names ("blocks.0.attn.wq.weight"),
 linear weights stored [in, out] (y = x @ W + b), exactly as in the flat
 buffer, so autograd gradients map one to one onto the ABI's gradient buffer.
@@ -55,7 +63,7 @@ _KEYS = {
               "bias", "dtype"},
     "norm": {"type", "position", "eps", "final", "deepnorm_alpha",
              "deepnorm_beta"},
-    "residual": {"enabled"},
+    "residual": {"enabled", "streams", "mixing", "sinkhorn_iters"},
     "ffn": {"activation", "multiple_of", "experts", "top_k", "renormalize",
             "shared_experts", "aux_loss"},
     "attention": {"mask", "cross", "n_kv_heads", "head_dim", "qk_norm",
@@ -150,6 +158,33 @@ class Config:
             raise SpecError("norm.final needs a norm")
         # residual.enabled = false (an ablation): no skip connections.
         self.residual = bool(get("residual", "enabled", True))
+        # [residual] streams = n > 1: hyper-connections (docs/hyper_connections.md),
+        # n residual streams, each sub-layer reading, writing and mixing them
+        # through its own mappings: mixing "hc" (Zhu et al. 2024, dynamic HC)
+        # or "mhc" (Xie et al. 2025: H_res projected by sinkhorn_iters
+        # unrolled Sinkhorn-Knopp iterations). n = 1: today's residual.
+        res = doc.get("residual", {})
+        self.streams = res.get("streams", 1)
+        if isinstance(self.streams, bool) or not isinstance(self.streams, int) or \
+                self.streams < 1:
+            raise SpecError(f"[residual] streams = {self.streams!r}: not an integer >= 1")
+        self.hyper = self.streams > 1
+        hc_keys = [k for k in ("mixing", "sinkhorn_iters") if k in res]
+        if not self.hyper and hc_keys:
+            raise SpecError(f"[residual] {', '.join(hc_keys)} need(s) streams >= 2")
+        if self.hyper and not self.residual:
+            raise SpecError("[residual] streams > 1 needs enabled = true (the streams "
+                            "are the skip path that enabled = false removes)")
+        self.mixing = res.get("mixing", "mhc") if self.hyper else "none"
+        if self.mixing not in (("hc", "mhc") if self.hyper else ("none",)):
+            raise SpecError(f"[residual] mixing = {self.mixing!r}: not one of "
+                            "('hc', 'mhc')")
+        iters = res.get("sinkhorn_iters", 20)
+        if self.mixing != "mhc" and "sinkhorn_iters" in res:
+            raise SpecError("[residual] sinkhorn_iters needs mixing = \"mhc\"")
+        if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
+            raise SpecError(f"[residual] sinkhorn_iters = {iters!r}: not an integer >= 1")
+        self.sinkhorn_iters = iters if self.mixing == "mhc" else 0
         # [probes] hidden_norms: an output that changes nothing else; the
         # oracle always records the norms (Oracle.hidden_norms).
         self.probe_hidden_norms = bool(get("probes", "hidden_norms", False))
@@ -375,21 +410,89 @@ def _moe_tensors(cfg, prefix):
     return t
 
 
+def hc_sublayers(cfg):
+    """A block's sub-layers in order, each with its own hyper-connection."""
+    return ["attn"] + (["cross"] if cfg.cross else []) + ["ffn"]
+
+
+def _hc_tensors(cfg, prefix):
+    """One sub-layer's hyper-connection (docs/hyper_connections.md), none
+    with streams = 1. mhc (Xie et al., Eqs. 7 and 10-13): phi [n d, n^2 + 2n]
+    (phi_pre | phi_post | phi_res, mat() row-major), alpha [3] (pre, post,
+    res), b [n^2 + 2n] (b_pre | b_post | b_res). hc (Zhu et al., Eqs. 10-13,
+    named as their Algorithm 2): static_beta B [n], static_alpha [A_m | A_r]
+    [n, n + 1], dynamic_alpha_fn [W_m | W_r] [d, n + 1], dynamic_alpha_scale
+    s_alpha [1], dynamic_beta_fn W_beta [d], dynamic_beta_scale s_beta [1]."""
+    if not cfg.hyper:
+        return []
+    n, d = cfg.streams, cfg.d_model
+    if cfg.mixing == "mhc":
+        m = n * n + 2 * n
+        return [(prefix + "phi", (n * d, m)), (prefix + "alpha", (3,)),
+                (prefix + "b", (m,))]
+    return [(prefix + "static_beta", (n,)), (prefix + "static_alpha", (n, n + 1)),
+            (prefix + "dynamic_alpha_fn", (d, n + 1)),
+            (prefix + "dynamic_alpha_scale", (1,)),
+            (prefix + "dynamic_beta_fn", (d,)), (prefix + "dynamic_beta_scale", (1,))]
+
+
+# mHC's init (docs/hyper_connections.md): the gating factors alpha as the
+# paper's Table 5; the static biases b (which arXiv v2 leaves unsaid) at
+# +-HC_MHC_BIAS: H_pre ~ one-hot on the sub-layer's home stream, H_post = 1,
+# H_res ~ I; phi = 0 (HC's dynamic init).
+HC_GATE_INIT = 0.01
+HC_MHC_BIAS = 3.0
+
+
+def hc_home_stream(cfg, i, sub):
+    """The stream sub-layer `sub` of block i reads at init: k mod n, k its
+    index among all sub-layers of the model (HC's Eq. 14; k from 0)."""
+    subs = hc_sublayers(cfg)
+    return (len(subs) * i + subs.index(sub)) % cfg.streams
+
+
+def hc_init_values(cfg, i, sub):
+    """{relative name: float64 array}: the paper init of a sub-layer's
+    hyper-connection tensors (what NAME_init has to write)."""
+    n, d = cfg.streams, cfg.d_model
+    r = hc_home_stream(cfg, i, sub)
+    if cfg.mixing == "mhc":
+        c = HC_MHC_BIAS
+        b_pre = np.full(n, -c)
+        b_pre[r] = c
+        b_res = 2 * c * np.eye(n) - c
+        return {"phi": np.zeros((n * d, n * n + 2 * n)),
+                "alpha": np.full(3, HC_GATE_INIT),
+                "b": np.concatenate([b_pre, np.zeros(n), b_res.reshape(-1)])}
+    a = np.zeros((n, n + 1))
+    a[r, 0] = 1.0
+    a[:, 1:] = np.eye(n)
+    return {"static_beta": np.ones(n), "static_alpha": a,
+            "dynamic_alpha_fn": np.zeros((d, n + 1)),
+            "dynamic_alpha_scale": np.full(1, HC_GATE_INIT),
+            "dynamic_beta_fn": np.zeros(d),
+            "dynamic_beta_scale": np.full(1, HC_GATE_INIT)}
+
+
 def block_tensors(cfg, i):
     d, f = cfg.d_model, cfg.d_ff
     p = f"blocks.{i}."
     sandwich = cfg.position == "sandwich"
-    # Each sub-layer: its norm, its tensors, then (sandwich) its post-norm.
-    t = _norm_tensors(cfg, p + "attn_norm")
+    # Each sub-layer: its hyper-connection (streams > 1), its norm, its
+    # tensors, then (sandwich) its post-norm.
+    t = _hc_tensors(cfg, p + "attn_hc.")
+    t += _norm_tensors(cfg, p + "attn_norm")
     t += _attention_tensors(cfg, p + "attn.", cfg.n_kv_heads, cfg.head_dim)
     if sandwich:
         t += _norm_tensors(cfg, p + "attn_post_norm")
     if cfg.cross:
+        t += _hc_tensors(cfg, p + "cross_hc.")
         t += _norm_tensors(cfg, p + "cross_norm")
         t += _attention_tensors(cfg, p + "cross.", cfg.cross_n_kv_heads,
                                 cfg.cross_head_dim)
         if sandwich:
             t += _norm_tensors(cfg, p + "cross_post_norm")
+    t += _hc_tensors(cfg, p + "ffn_hc.")
     t += _norm_tensors(cfg, p + "ffn_norm")
     if cfg.moe:
         t += _moe_tensors(cfg, p + "ffn.")
@@ -769,13 +872,83 @@ class MoE(nn.Module):
         return out
 
 
+def rms_normalize(x, eps):
+    """x / sqrt(mean(x^2) + eps) over the last axis, without a weight."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def sinkhorn(logits, iters):
+    """mHC's Sinkhorn-Knopp (Eq. 9): M0 = exp(logits), then `iters` times
+    M = T_r(T_c(M)) (columns, then rows, each scaled to sum to 1), over the
+    last two axes, unrolled (autograd differentiates every iteration).
+
+    Each column's max is subtracted before exp: the first T_c cancels any
+    column scaling of M0, so this is exactly exp(logits)'s result (and its
+    gradient), without overflow."""
+    m = torch.exp(logits - logits.detach().amax(dim=-2, keepdim=True))
+    for _ in range(iters):
+        m = m / m.sum(dim=-2, keepdim=True)
+        m = m / m.sum(dim=-1, keepdim=True)
+    return m
+
+
+class HyperConnection(nn.Module):
+    """Dynamic hyper-connections (Zhu et al. 2024, Eqs. 10-13; parameters as
+    their Algorithm 2). forward(X [..., n, d]) -> (pre [..., n], post
+    [..., n], res [..., n, n]): the layer input is sum_i pre_i X_i, the new
+    stream j is sum_i res[j, i] X_i + post_j F (res = A_r^T)."""
+
+    def __init__(self, cfg, dtype, init):
+        super().__init__()
+        self.eps = cfg.eps
+        for name, value in init.items():
+            setattr(self, name, nn.Parameter(torch.tensor(value, dtype=dtype)))
+
+    def forward(self, x):
+        h = rms_normalize(x, self.eps)  # Eq. 10, each stream over d
+        alpha = self.dynamic_alpha_scale * torch.tanh(h @ self.dynamic_alpha_fn) + \
+            self.static_alpha  # [A_m | A_r] (Eqs. 12, 13): [..., n, n + 1]
+        beta = self.dynamic_beta_scale * torch.tanh(h @ self.dynamic_beta_fn) + \
+            self.static_beta  # B (Eq. 11): [..., n]
+        return alpha[..., 0], beta, alpha[..., 1:].transpose(-1, -2)
+
+
+class ManifoldHyperConnection(nn.Module):
+    """mHC (Xie et al. 2025, Eqs. 7-9). forward(X [..., n, d]) -> (H_pre
+    [..., n], H_post [..., n], H_res [..., n, n]) with x_{l+1} = H_res x_l +
+    H_post^T F(H_pre x_l) (Eq. 3)."""
+
+    def __init__(self, cfg, dtype, init):
+        super().__init__()
+        self.n, self.eps, self.iters = cfg.streams, cfg.eps, cfg.sinkhorn_iters
+        for name, value in init.items():
+            setattr(self, name, nn.Parameter(torch.tensor(value, dtype=dtype)))
+
+    def forward(self, x):
+        n = self.n
+        v = rms_normalize(x.flatten(-2), self.eps)  # vec(x_l), then RMSNorm: [..., n d]
+        t = v @ self.phi  # [..., n^2 + 2n]
+        b, a = self.b, self.alpha
+        pre = torch.sigmoid(a[0] * t[..., :n] + b[:n])
+        post = 2 * torch.sigmoid(a[1] * t[..., n:2 * n] + b[n:2 * n])
+        res = a[2] * t[..., 2 * n:] + b[2 * n:]
+        res = sinkhorn(res.reshape(*res.shape[:-1], n, n), self.iters)
+        return pre, post, res
+
+
 class Block(nn.Module):
-    def __init__(self, cfg, dtype):
+    def __init__(self, cfg, dtype, index=0):
         super().__init__()
         self.position, self.alpha = cfg.position, cfg.alpha
         self.residual = cfg.residual
+        self.hyper = cfg.hyper
         self.causal = cfg.mask == "causal"
         sandwich = cfg.position == "sandwich"
+        if cfg.hyper:  # one hyper-connection per sub-layer, at its paper init
+            klass = ManifoldHyperConnection if cfg.mixing == "mhc" else HyperConnection
+            for sub in hc_sublayers(cfg):
+                setattr(self, sub + "_hc",
+                        klass(cfg, dtype, hc_init_values(cfg, index, sub)))
         self.attn_norm = Norm(cfg, dtype)
         self.attn = Attention(cfg, dtype)
         if sandwich:
@@ -801,19 +974,39 @@ class Block(nn.Module):
         # post: N(x + f(x)); deepnorm: N(alpha * x + f(x)).
         return norm(self.alpha * skip + f(x))
 
+    def _hc_sublayer(self, x, hc, norm, f, post_norm=None):
+        """x [b, s, n, d], the n streams. The layer reads u = H_pre x and
+        returns H_res x + H_post^T F(u) (mHC Eq. 3; HC Eq. 2), where F(u) is
+        f(N(u)) (pre), N_post(f(N(u))) (sandwich) or f(u) (post, deepnorm:
+        N(alpha H_res x + H_post^T f(u)), N on each stream)."""
+        pre, post, res = hc(x)
+        u = torch.einsum("bsn,bsnd->bsd", pre, x)
+        mixed = torch.einsum("bsij,bsjd->bsid", res, x)
+        if self.position == "pre":
+            out = f(norm(u))
+        elif self.position == "sandwich":
+            out = post_norm(f(norm(u)))
+        else:
+            out = f(u)
+        if self.position in ("pre", "sandwich"):
+            return mixed + post.unsqueeze(-1) * out.unsqueeze(-2)
+        return norm(self.alpha * mixed + post.unsqueeze(-1) * out.unsqueeze(-2))
+
     def forward(self, x, enc=None, key_valid=None):
+        """x [b, s, d], or [b, s, n, d] with streams n > 1."""
         post = lambda name: getattr(self, name, None)
-        h = self._sublayer(x, self.attn_norm,
-                           lambda u: self.attn(u, u, self.causal, key_valid),
-                           post("attn_post_norm"))
+        if self.hyper:
+            sub = lambda h, name, norm, f: self._hc_sublayer(
+                h, getattr(self, name + "_hc"), norm, f, post(name + "_post_norm"))
+        else:
+            sub = lambda h, name, norm, f: self._sublayer(
+                h, norm, f, post(name + "_post_norm"))
+        h = sub(x, "attn", self.attn_norm, lambda u: self.attn(u, u, self.causal, key_valid))
         if self.has_cross:
             # Cross-attention is never masked (nor by the lengths: they
             # pad the queries' sequence, not enc).
-            h = self._sublayer(h, self.cross_norm,
-                               lambda u: self.cross(u, enc, False),
-                               post("cross_post_norm"))
-        return self._sublayer(h, self.ffn_norm, lambda u: self.ffn(u, key_valid),
-                              post("ffn_post_norm"))
+            h = sub(h, "cross", self.cross_norm, lambda u: self.cross(u, enc, False))
+        return sub(h, "ffn", self.ffn_norm, lambda u: self.ffn(u, key_valid))
 
 
 class Embedding(nn.Module):
@@ -853,7 +1046,7 @@ class Oracle(nn.Module):
         self.cfg, self.dtype = cfg, dtype
         if cfg.has_embedding:
             self.embed = Embedding(cfg, dtype)
-        self.blocks = nn.ModuleList(Block(cfg, dtype) for _ in range(cfg.depth))
+        self.blocks = nn.ModuleList(Block(cfg, dtype, i) for i in range(cfg.depth))
         if cfg.final:
             self.final_norm = Norm(cfg, dtype)
         if cfg.has_head and not cfg.tied:
@@ -972,10 +1165,18 @@ class Oracle(nn.Module):
             if valid is not None:
                 return float(norms[valid].mean())
             return float(norms.mean())
-        self.hidden_norms = [mean_row_norm(h)]
+        # Hyper-connections: the embedding output (or x) copied to the n
+        # streams [b, s, n, d]; after the last block the streams summed (HC's
+        # Algorithm 1), before final_norm. hidden_norms probes the sum.
+        n = cfg.streams
+        merged = (lambda t: t) if n == 1 else (lambda t: t.sum(dim=-2))
+        if n > 1:
+            h = h.unsqueeze(-2).expand(*h.shape[:-1], n, h.shape[-1])
+        self.hidden_norms = [mean_row_norm(merged(h))]
         for block in self.blocks:
             h = block(h, enc, valid)
-            self.hidden_norms.append(mean_row_norm(h))
+            self.hidden_norms.append(mean_row_norm(merged(h)))
+        h = merged(h)
         # MoE: the expert_counts probe, each layer's load-balancing loss and
         # the routing's conditioning (min_route_gap, see route()).
         moes = [block.ffn for block in self.blocks if isinstance(block.ffn, MoE)]

@@ -18,6 +18,13 @@
   padded positions' inputs, targets and output gradients change; lengths =
   seq everywhere equal to the model without key_padding; gradcheck; the
   spec / argument errors.
+- [residual] streams > 1, hyper-connections (docs/hyper_connections.md):
+  Sinkhorn-Knopp's row and column sums (and a literal NumPy Eq. 9); a
+  hand-computed n = 2, C = 2 layer of each mixing against explicit scalar
+  formulas; streams = 1 exactly today's model; HC (and mHC, n = 2) at its
+  init equal to the single-stream model wherever the streams stay equal;
+  gradcheck through mHC / HC blocks (parameters and inputs) and the unrolled
+  Sinkhorn; the layout, the init values and the spec errors; key padding.
 
 Prints one line per check and `N passed, M failed`; exits nonzero on failure.
 """
@@ -36,7 +43,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from oracle import (Bf16Matmul, Config, Oracle, check_layout_json, compute_layout,
-                    round_bf16, sinusoidal_positions)
+                    hc_home_stream, hc_init_values, hc_sublayers, round_bf16, sinkhorn,
+                    sinusoidal_positions)
 
 torch.set_num_threads(1)
 F64 = torch.float64
@@ -468,7 +476,7 @@ PAD_POOLED = {"moe_lm_aux"}
 def pad_models(key, rng):
     """The key_padding spec's oracle and the same spec without key_padding,
     on the same random parameters."""
-    text = _pad_spec(PAD_SPECS[key])
+    text = _pad_spec({**PAD_SPECS, **HC_PAD_SPECS}[key])
     padded = Oracle(Config.from_string(text), F64)
     plain = Oracle(Config.from_string(text.replace("key_padding=true", "key_padding=false")),
                    F64)
@@ -1140,7 +1148,7 @@ def check_moe_padded(rng, key):
     caught by a hook) the padded rows' FFN output is the shared FFN alone
     (0 without one), the valid rows' is np_moe on the valid rows only, and
     the counts and aux loss are np_moe's over the valid tokens."""
-    text = _pad_spec(PAD_SPECS[key])
+    text = _pad_spec({**PAD_SPECS, **HC_PAD_SPECS}[key])
     model = Oracle(Config.from_string(text), F64)
     cfg = model.cfg
     model.load_flat(random_flat(model, rng))
@@ -1368,6 +1376,387 @@ def moe_checks(rng):
     return checks
 
 
+# --- [residual] streams > 1: hyper-connections (HC, mHC) ----------------------
+
+def hc_text(model="d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16", streams=2,
+            mixing="mhc", rest="", name="h"):
+    res = f"[residual]\nstreams={streams}\n" + (f'mixing="{mixing}"\n' if mixing else "")
+    return f'name="{name}"\n[model]\n{model}\n{res}{rest}'
+
+
+HC_PAD_SPECS = {  # as PAD_SPECS; key padding across hyper-connected blocks
+    "hc_mhc_llama_ce": ('d_model=16\nn_heads=4\ndepth=2\nmax_seq=16\nbias=false',
+                        'n_kv_heads=2\npositions="rope"',
+                        '[residual]\nstreams=3\n[norm]\ntype="rmsnorm"\n[ffn]\n'
+                        'activation="swiglu"\nmultiple_of=8\n[embedding]\nvocab=11\n'
+                        'positions="none"\n[head]\nloss="cross_entropy"'),
+    "hc_hc_cross_post": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                         'cross=true\nmask="bidirectional"',
+                         '[residual]\nstreams=2\nmixing="hc"\n[norm]\nposition="post"'),
+    "hc_mhc_moe_sandwich": ('d_model=16\nn_heads=2\nd_ff=24\ndepth=2\nmax_seq=16',
+                            'sliding_window=3',
+                            '[residual]\nstreams=2\nsinkhorn_iters=7\n[norm]\n'
+                            'position="sandwich"\n[ffn]\nexperts=3\ntop_k=1'),
+}
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def np_sinkhorn(logits, iters):
+    """mHC Eq. 9 literally: M0 = exp(H), M = T_r(T_c(M))."""
+    m = np.exp(logits)
+    for _ in range(iters):
+        m = m / m.sum(axis=-2, keepdims=True)
+        m = m / m.sum(axis=-1, keepdims=True)
+    return m
+
+
+def check_hc_sinkhorn(rng):
+    """After 20 iterations the rows sum to 1 (T_r is the last step) and the
+    columns nearly (N(0, 1) logits, n = 2..8; a finite-iteration gap, cf.
+    the paper's Fig. 7); after 200 they converge; entries are positive; a
+    doubly stochastic start is a fixed point; = a literal NumPy Eq. 9 (no
+    max subtraction) on moderate logits; large logits stay finite."""
+    cols = 0.0
+    for n in (2, 3, 4, 8):
+        logits = rng.standard_normal((64, n, n))
+        m = sinkhorn(torch.from_numpy(logits), 20)
+        assert torch.all(m > 0)
+        rows = (m.sum(-1) - 1).abs().max().item()
+        assert rows < 1e-14, rows
+        cols = max(cols, (m.sum(-2) - 1).abs().max().item())
+        m200 = sinkhorn(torch.from_numpy(logits), 200)
+        conv = (m200.sum(-2) - 1).abs().max().item()
+        assert conv < 1e-12, conv
+        lit = np.abs(m.numpy() - np_sinkhorn(logits, 20)).max()
+        assert lit < 1e-14, lit
+        ds = np.full((n, n), 0.5 / (n - 1)) + (0.5 - 0.5 / (n - 1)) * np.eye(n)
+        fixed = np.abs(sinkhorn(torch.from_numpy(np.log(ds)), 20).numpy() - ds).max()
+        assert fixed < 1e-15, fixed
+    big = sinkhorn(torch.tensor([[800.0, 0.0], [0.0, 800.0]], dtype=F64), 20)
+    assert torch.all(torch.isfinite(big)) and abs(big[0, 0].item() - 1) < 1e-12
+    return cols  # the largest column-sum deviation after 20 iterations
+
+
+def check_hc_hand(rng):
+    """One hyper-connected sub-layer, n = 2 streams of C = 2, against scalar
+    formulas written out here: mHC (Eqs. 3, 7, 8, 9) and HC (Eqs. 2, 10-13)
+    with random mappings, F(u) = tanh(u W), pre-norm of type none (N = id)
+    and post RMSNorm (N on each stream after the add)."""
+    W = rng.standard_normal((2, 2))
+    Wt = torch.from_numpy(W)
+    f = lambda u: torch.tanh(u @ Wt)
+    F_ = lambda u: [math.tanh(u[0] * W[0][c] + u[1] * W[1][c]) for c in range(2)]
+    eps = 1e-3
+    err = 0.0
+    for mixing in ("mhc", "hc"):
+        for position, kind in (("pre", "none"), ("post", "rmsnorm")):
+            cfg = Config.from_string(hc_text(
+                "d_model=2\nn_heads=1\nd_ff=2\nmax_seq=4", 2, mixing,
+                f'[norm]\nposition="{position}"\ntype="{kind}"\neps={eps}'))
+            model = Oracle(cfg, F64)
+            model.load_flat(random_flat(model, rng, scale=0.7))
+            blk = model.blocks[0]
+            X = rng.standard_normal((1, 1, 2, 2))
+            with torch.no_grad():
+                got = blk._hc_sublayer(torch.from_numpy(X), blk.attn_hc, blk.attn_norm, f)
+            x = X[0, 0].tolist()  # x[i][c]: stream i, channel c
+            g = lambda name: P(model, "blocks.0.attn_hc." + name).numpy().tolist()
+            if mixing == "mhc":
+                phi, a, b = g("phi"), g("alpha"), g("b")
+                v = [x[0][0], x[0][1], x[1][0], x[1][1]]
+                r = math.sqrt(sum(e * e for e in v) / 4 + eps)
+                t = [sum(v[m] / r * phi[m][k] for m in range(4)) for k in range(8)]
+                pre = [sigmoid(a[0] * t[i] + b[i]) for i in range(2)]
+                post = [2 * sigmoid(a[1] * t[2 + i] + b[2 + i]) for i in range(2)]
+                M = [[math.exp(a[2] * t[4 + 2 * i + j] + b[4 + 2 * i + j]) for j in range(2)]
+                     for i in range(2)]
+                for _ in range(20):
+                    for j in range(2):
+                        c = M[0][j] + M[1][j]
+                        M[0][j], M[1][j] = M[0][j] / c, M[1][j] / c
+                    for i in range(2):
+                        c = M[i][0] + M[i][1]
+                        M[i] = [M[i][0] / c, M[i][1] / c]
+                res = M  # res[i][j]: new stream i from old stream j
+            else:
+                sb, sa = g("static_beta"), g("static_alpha")
+                fa, fb = g("dynamic_alpha_fn"), g("dynamic_beta_fn")
+                s_a, s_b = g("dynamic_alpha_scale")[0], g("dynamic_beta_scale")[0]
+                hb = []
+                for i in range(2):
+                    r = math.sqrt((x[i][0] ** 2 + x[i][1] ** 2) / 2 + eps)
+                    hb.append([x[i][0] / r, x[i][1] / r])
+                dot = lambda i, col: hb[i][0] * col[0] + hb[i][1] * col[1]
+                pre = [s_a * math.tanh(dot(i, [fa[0][0], fa[1][0]])) + sa[i][0]
+                       for i in range(2)]
+                A_r = [[s_a * math.tanh(dot(i, [fa[0][1 + j], fa[1][1 + j]])) + sa[i][1 + j]
+                        for j in range(2)] for i in range(2)]
+                post = [s_b * math.tanh(dot(i, fb)) + sb[i] for i in range(2)]
+                res = [[A_r[j][i] for j in range(2)] for i in range(2)]  # H' = A_r^T H
+            u = [pre[0] * x[0][c] + pre[1] * x[1][c] for c in range(2)]
+            Fu = F_(u)
+            want = [[res[i][0] * x[0][c] + res[i][1] * x[1][c] + post[i] * Fu[c]
+                     for c in range(2)] for i in range(2)]
+            if position == "post":
+                w = P(model, "blocks.0.attn_norm.weight").numpy()
+                for i in range(2):
+                    r = math.sqrt((want[i][0] ** 2 + want[i][1] ** 2) / 2 + eps)
+                    want[i] = [want[i][c] / r * w[c] for c in range(2)]
+            err = max(err, maxerr(got[0, 0], torch.tensor(want, dtype=F64)))
+    return err
+
+
+def check_hc_streams1(rng):
+    """streams = 1 (or no [residual]) is today's model: the same layout (no
+    new tensors), bit-identical outputs, probes and gradients."""
+    bodies = [('d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16',
+               '[norm]\nposition="sandwich"\n[attention]\ncross=true\n[ffn]\nexperts=3'),
+              ('d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16',
+               '[norm]\nposition="deepnorm"\ntype="rmsnorm"'),
+              ('d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16',
+               '[norm]\nposition="post"\n[embedding]\nvocab=9\n[head]\nloss="cross_entropy"'),
+              ('d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16',
+               '[residual]\nenabled=false\n[norm]\ntype="none"')]
+    for model_keys, rest in bodies:
+        base = f'name="s"\n[model]\n{model_keys}\n{rest}'
+        one = base.replace('[residual]\n', '[residual]\nstreams=1\n') \
+            if '[residual]' in base else base + '\n[residual]\nstreams=1\n'
+        a, b = Oracle(Config.from_string(base), F64), Oracle(Config.from_string(one), F64)
+        assert a.layout == b.layout and b.cfg.streams == 1 and not b.cfg.hyper
+        assert not any("_hc." in n for n, _, _ in b.layout)
+        flat = random_flat(a, rng)
+        a.load_flat(flat)
+        b.load_flat(flat)
+        cfg = a.cfg
+        d = pad_inputs(cfg, rng, 2, 5, 3)
+        ra = run_with_grads(a, d["inp"], d["enc"], d["targets"], d["d_out"])
+        rb = run_with_grads(b, d["inp"], d["enc"], d["targets"], d["d_out"])
+        assert all(torch.equal(x, y) for x, y in zip(ra[0], rb[0]))
+        assert np.array_equal(ra[1], rb[1]) and a.hidden_norms == b.hidden_norms
+        for x, y in zip(ra[2:], rb[2:]):
+            assert (x is None and y is None) or torch.equal(x, y)
+    return 0.0
+
+
+def hc_and_single(text_hc, rng):
+    """The hyper-connected oracle at its default (paper) init of the
+    hyper-connection tensors and random other tensors, and the single-stream
+    model (no [residual]) with the same other tensors."""
+    hc = Oracle(Config.from_string(text_hc), F64)
+    single_text = "\n".join(l for l in text_hc.split("\n")
+                            if not l.startswith(("[residual]", "streams", "mixing",
+                                                 "sinkhorn_iters")))
+    single = Oracle(Config.from_string(single_text), F64)
+    single.load_flat(random_flat(single, rng))
+    with torch.no_grad():
+        for name, p in single.named_parameters():
+            hc.get_parameter(name).copy_(p)
+    return hc, single
+
+
+def check_hc_init_equivalence(rng):
+    """HC's init (Zhu et al. Sec. 2.3, Eq. 14: A_m = e_(k mod n), A_r = I,
+    B = 1, dynamic parts 0) keeps the n streams equal to the single-stream
+    (Pre-Norm) model's hidden state; this oracle's post / deepnorm / sandwich
+    placements keep that too. So the merged output (the sum of the streams)
+    is n times the single-stream model's before final_norm, and final_norm's
+    output is the single-stream model's with eps / n^2 (checked by applying
+    final_norm to n h). mHC's init (b = +-3) reads H_pre with sum
+    sigma(3) + (n-1) sigma(-3): exactly 1 for n = 2, so n = 2 mHC is exact
+    too; n = 4 under a pre-norm (scale-invariant up to eps) is, to ~eps."""
+    err = 0.0
+    m = "d_model=8\nn_heads=2\nd_ff=12\ndepth=3\nmax_seq=16"
+    cases = [("hc", 4, '[norm]\nfinal=false\n[attention]\ncross=true', 1.0),
+             ("hc", 3, '[norm]\nposition="post"\ntype="rmsnorm"', 1.0),
+             ("hc", 2, '[norm]\nposition="deepnorm"\n[ffn]\nexperts=3\ntop_k=2', 1.0),
+             ("hc", 3, '[norm]\nposition="sandwich"\ntype="none"', 1.0),
+             ("hc", 4, '[norm]\ntype="rmsnorm"', 1.0),  # final_norm
+             ("mhc", 2, '[norm]\nposition="post"\n[attention]\ncross=true', 1.0),
+             ("mhc", 2, '[norm]\nfinal=false\ntype="rmsnorm"', 1.0),
+             ("mhc", 4, '[norm]\nfinal=false\neps=1e-14', 1e3)]
+    for mixing, n, rest, scale in cases:
+        hc, single = hc_and_single(hc_text(m, n, mixing, rest), rng)
+        x = rng.standard_normal((2, 5, 8))
+        enc = rng.standard_normal((2, 3, 8)) if hc.cfg.cross else None
+        with torch.no_grad():
+            (y,) = hc(x, enc)
+            if hc.cfg.final:
+                single.cfg.final = False  # its hidden state before final_norm
+                (h,) = single(x, enc)
+                want = hc.final_norm(n * h)
+            else:
+                (h,) = single(x, enc)
+                want = n * h
+        err = max(err, maxerr(y, want) / scale)
+        err = max(err, np.abs(np.array(hc.hidden_norms) -
+                              n * np.array(single.hidden_norms)).max() / scale)
+    return err
+
+
+def check_hc_gradcheck(rng):
+    """torch.autograd.gradcheck (float64) through a 2-stream mHC block and an
+    HC block with cross-attention: every parameter of the block (the mHC's
+    phi, alpha, b through sigmoid, 2 sigmoid and the 20 unrolled Sinkhorn
+    iterations; HC's through tanh) and the inputs (the streams, enc); then
+    the whole model (the copy to the streams and their sum) on x and enc,
+    and the Sinkhorn alone on its logits."""
+    from torch.nn.utils.stateless import functional_call
+    for mixing, pos in (("mhc", "pre"), ("hc", "post"), ("mhc", "sandwich")):
+        cfg = Config.from_string(hc_text(
+            "d_model=4\nn_heads=2\nd_ff=6\nmax_seq=8\ndepth=2", 2, mixing,
+            f'[norm]\ntype="rmsnorm"\nposition="{pos}"\n[attention]\ncross=true'))
+        model = Oracle(cfg, F64)
+        model.load_flat(random_flat(model, rng, scale=0.5))
+        blk = model.blocks[1]
+        names = [n for n, _ in blk.named_parameters()]
+        params = [p.detach().clone().requires_grad_() for _, p in blk.named_parameters()]
+        X = torch.from_numpy(rng.standard_normal((1, 3, 2, 4))).requires_grad_()
+        enc = torch.from_numpy(rng.standard_normal((1, 2, 4))).requires_grad_()
+
+        def f(X, enc, *ps):
+            return functional_call(blk, dict(zip(names, ps)), (X, enc))
+
+        assert torch.autograd.gradcheck(f, (X, enc, *params))
+        x = torch.from_numpy(rng.standard_normal((2, 3, 4))).requires_grad_()
+        e = torch.from_numpy(rng.standard_normal((2, 2, 4))).requires_grad_()
+        assert torch.autograd.gradcheck(lambda a, b: model(a, b)[0], (x, e))
+    logits = torch.from_numpy(rng.standard_normal((2, 3, 3))).requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: sinkhorn(t, 20), (logits,))
+    return 0.0
+
+
+def check_hc_layout(rng):
+    """Per sub-layer, before its norm: mhc phi [n d, n^2 + 2n], alpha [3],
+    b [n^2 + 2n]; hc static_beta [n], static_alpha [n, n + 1],
+    dynamic_alpha_fn [d, n + 1], dynamic_alpha_scale [1], dynamic_beta_fn
+    [d], dynamic_beta_scale [1]; the param count; the JSON cross-check and
+    load_flat; the default (paper) init values, home stream k mod n."""
+    d, n = 8, 3
+    err = 0.0
+    for mixing in ("mhc", "hc"):
+        text = hc_text("d_model=8\nn_heads=2\nd_ff=12\ndepth=2\nmax_seq=16", n, mixing,
+                       '[norm]\nposition="sandwich"\n[attention]\ncross=true')
+        cfg = Config.from_string(text)
+        layout, count = compute_layout(cfg)
+        names = [(nm[len("blocks.0."):], s) for nm, _, s in layout if nm.startswith("blocks.0.")]
+        if mixing == "mhc":
+            m = n * n + 2 * n
+            hc = lambda sub: [(sub + "_hc.phi", (n * d, m)), (sub + "_hc.alpha", (3,)),
+                              (sub + "_hc.b", (m,))]
+            per = n * d * m + 3 + m
+        else:
+            hc = lambda sub: [(sub + "_hc.static_beta", (n,)),
+                              (sub + "_hc.static_alpha", (n, n + 1)),
+                              (sub + "_hc.dynamic_alpha_fn", (d, n + 1)),
+                              (sub + "_hc.dynamic_alpha_scale", (1,)),
+                              (sub + "_hc.dynamic_beta_fn", (d,)),
+                              (sub + "_hc.dynamic_beta_scale", (1,))]
+            per = n + n * (n + 1) + d * (n + 1) + 1 + d + 1
+        subs = [nm for nm, _ in names]
+        for sub in ("attn", "cross", "ffn"):
+            k = subs.index(sub + "_norm.weight")
+            assert names[k - len(hc(sub)):k] == hc(sub), names
+            assert subs[k + 2:k + 4] == (([sub + ".wq.weight", sub + ".wq.bias"]) if sub != "ffn"
+                                         else ["ffn.w_up.weight", "ffn.w_up.bias"])
+        plain = compute_layout(Config.from_string(
+            text.replace(f'[residual]\nstreams={n}\nmixing="{mixing}"\n', '')))[1]
+        assert count == plain + 2 * 3 * per, (count, plain, per)
+        good = {"name": "h", "param_count": count,
+                "tensors": [{"name": nm, "offset": o, "shape": list(s)} for nm, o, s in layout]}
+        model = Oracle(cfg, F64)
+        for i in range(2):  # the defaults are the paper init, home k mod n
+            for j, sub in enumerate(hc_sublayers(cfg)):
+                r = hc_home_stream(cfg, i, sub)
+                assert r == (3 * i + j) % n
+                for nm, v in hc_init_values(cfg, i, sub).items():
+                    got = P(model, f"blocks.{i}.{sub}_hc.{nm}").numpy()
+                    assert np.array_equal(got, v), (i, sub, nm)
+                init = hc_init_values(cfg, i, sub)
+                if mixing == "mhc":
+                    b = init["b"]
+                    assert b[r] == 3 and (np.delete(b[:n], r) == -3).all()
+                    assert (b[n:2 * n] == 0).all()
+                    assert np.array_equal(b[2 * n:].reshape(n, n), 6 * np.eye(n) - 3)
+                    assert (init["alpha"] == 0.01).all() and not init["phi"].any()
+                else:
+                    a = init["static_alpha"]
+                    assert a[r, 0] == 1 and a[:, 0].sum() == 1
+                    assert np.array_equal(a[:, 1:], np.eye(n))
+                    assert (init["static_beta"] == 1).all()
+        flat = rng.standard_normal(count).astype(np.float32)
+        model.load_flat(flat, layout_json=good)
+        err = max(err, float(np.abs(model.flat_params() - flat).max()))
+        o = dict((nm, o) for nm, o, _ in layout)["blocks.1.cross_hc.b" if mixing == "mhc"
+                                                  else "blocks.1.cross_hc.static_alpha"]
+        w = P(model, "blocks.1.cross_hc." + ("b" if mixing == "mhc" else "static_alpha"))
+        assert np.array_equal(w.numpy().reshape(-1),
+                              flat[o:o + w.numel()].astype(np.float64))
+    return err
+
+
+def check_hc_config():
+    """[residual] streams / mixing / sinkhorn_iters: defaults and errors."""
+    m = "d_model=8\nn_heads=2\nmax_seq=8"
+    c = spec(model=m)
+    assert (c.streams, c.hyper, c.mixing, c.sinkhorn_iters) == (1, False, "none", 0)
+    c = Config.from_string(hc_text(m, 4, None))
+    assert (c.streams, c.hyper, c.mixing, c.sinkhorn_iters) == (4, True, "mhc", 20)
+    c = Config.from_string(hc_text(m, 2, "hc"))
+    assert (c.mixing, c.sinkhorn_iters) == ("hc", 0)
+    c = Config.from_string(hc_text(m, 3, "mhc", "").replace('mixing="mhc"',
+                                                            'sinkhorn_iters=5'))
+    assert (c.mixing, c.sinkhorn_iters) == ("mhc", 5)
+    c = spec(model=m, extra="[residual]\nstreams=1\nenabled=false")
+    assert not c.hyper and not c.residual
+    bad = ["streams=0", "streams=-2", "streams=2.0", "streams=true", 'streams="2"',
+           'streams=1\nmixing="mhc"', "streams=1\nsinkhorn_iters=20",
+           'mixing="hc"', "sinkhorn_iters=4",
+           'streams=2\nmixing="none"', 'streams=2\nmixing="HC"', "streams=2\nmixing=1",
+           "streams=2\nsinkhorn_iters=0", "streams=2\nsinkhorn_iters=2.5",
+           "streams=2\nsinkhorn_iters=true",
+           'streams=2\nmixing="hc"\nsinkhorn_iters=20',
+           "streams=2\nenabled=false", 'streams=4\nmixing="hc"\nenabled=false',
+           "streams=2\nexpansion=4"]
+    for b in bad:
+        try:
+            spec(model=m, extra="[residual]\n" + b)
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted [residual] {b}")
+    return 0.0
+
+
+def hc_checks(rng):
+    checks = [
+        ("hc spec keys, defaults, errors (streams > 1 with enabled = false)",
+         check_hc_config, 0.0),
+        ("hc layout (mhc, hc) + param count + JSON cross-check + paper init values",
+         lambda: check_hc_layout(rng), 0.0),
+        ("hc Sinkhorn-Knopp, N(0, 1) logits: rows 1 (< 1e-14) and columns ~1 "
+         "(max_err) after 20 iterations, < 1e-12 after 200, = NumPy Eq. 9",
+         lambda: check_hc_sinkhorn(rng), 3e-3),
+        ("hc hand-computed n = 2, C = 2 layer (mhc, hc; pre none, post rmsnorm)",
+         lambda: check_hc_hand(rng), 1e-14),
+        ("hc streams = 1 is today's residual, bit-identical",
+         lambda: check_hc_streams1(rng), 0.0),
+        ("hc at init = single-stream model (x n before final_norm; hc all positions, "
+         "mhc n = 2, n = 4 to eps)", lambda: check_hc_init_equivalence(rng), 1e-12),
+        ("hc gradcheck: mhc / hc blocks (params, streams, enc), model, Sinkhorn",
+         lambda: check_hc_gradcheck(rng), 0.0),
+    ]
+    for key in HC_PAD_SPECS:
+        checks += [
+            (f"key_padding {key}: rows = truncated unpadded model (outputs, loss, grads)",
+             lambda k=key: check_padding_truncated(k, rng), 1e-10),
+            (f"key_padding {key}: padded inputs change nothing",
+             lambda k=key: check_padding_invariant(k, rng), 1e-12),
+        ]
+    return checks
+
+
 def main():
     rng = np.random.default_rng(0)
     checks = []
@@ -1408,6 +1797,7 @@ def main():
              lambda k=key: check_padding_full_length(k, rng), 1e-13),
         ]
     checks += moe_checks(rng)
+    checks += hc_checks(np.random.default_rng(15))
     passed = failed = 0
     for name, fn, tol in checks:
         try:
