@@ -150,10 +150,10 @@ typedef enum tfc_init_kind {
  * entries is numel; the runtime reads only the first `rank` entries, so
  * tables built by hand may leave the others 0. */
 typedef struct tfc_param_info {
-  const char *name;  /* e.g. "blocks.3.attn.wq.weight" */
-  int64_t offset;    /* in floats, into the flat parameter buffer */
-  int64_t numel;     /* number of floats */
-  int32_t rank;      /* 1 to TFC_MAX_PARAM_RANK */
+  const char *name; /* e.g. "blocks.3.attn.wq.weight" */
+  int64_t offset;   /* in floats, into the flat parameter buffer */
+  int64_t numel;    /* number of floats */
+  int32_t rank;     /* 1 to TFC_MAX_PARAM_RANK */
   int64_t shape[TFC_MAX_PARAM_RANK]; /* rank 1 to 3; see above */
   int32_t init_kind;                 /* tfc_init_kind */
   float init_param;                  /* bound for UNIFORM, std for NORMAL */
