@@ -224,17 +224,26 @@ std::string tfc::emitHeader(const Spec &spec, const ParamLayout &layout,
 }
 
 std::string tfc::emitLayoutJson(const Spec &spec, const ParamLayout &layout) {
-  static const char *initNames[] = {"zeros", "ones", "uniform", "normal"};
+  static const char *initNames[] = {"zeros", "ones", "uniform", "normal",
+                                    "constant"};
   llvm::json::Array tensors;
   for (const ParamTensor &t : layout.flatten()) {
     llvm::json::Array shape;
     for (int64_t d : t.shape)
       shape.push_back(d);
-    tensors.push_back(llvm::json::Object{{"name", t.name},
-                                         {"offset", t.offset},
-                                         {"shape", std::move(shape)},
-                                         {"init", initNames[int32_t(t.init)]},
-                                         {"init_param", double(t.initParam)}});
+    llvm::json::Object tensor{{"name", t.name},
+                              {"offset", t.offset},
+                              {"shape", std::move(shape)},
+                              {"init", initNames[int32_t(t.init)]},
+                              {"init_param", double(t.initParam)}};
+    // A hyper-connection's entries set after the fill: [index, value].
+    if (!t.marks.empty()) {
+      llvm::json::Array set;
+      for (auto [index, value] : t.markedEntries(/*home=*/0))
+        set.push_back(llvm::json::Array{index, double(value)});
+      tensor["init_set"] = std::move(set);
+    }
+    tensors.push_back(std::move(tensor));
   }
   llvm::json::Object root{{"name", spec.name},
                           {"param_count", layout.total},

@@ -14,6 +14,15 @@ int64_t ParamTensor::numel() const {
   return n;
 }
 
+std::vector<std::pair<int64_t, float>>
+ParamTensor::markedEntries(int64_t home) const {
+  std::vector<std::pair<int64_t, float>> entries;
+  for (const InitMarks &m : marks)
+    for (int64_t k = 0; k < m.count; ++k)
+      entries.emplace_back(m.first + home * m.homeStride + k * m.step, m.value);
+  return entries;
+}
+
 namespace {
 
 /// Appends tensors to one segment, assigning consecutive offsets.
@@ -105,6 +114,43 @@ public:
     layer("w_up", d, ff);
     layer("w_down", ff, d);
   }
+  /// Sub-layer `index`'s hyper-connection `name`_hc.* (streams > 1), as
+  /// docs/hyper_connections.md "Parameter tensors" lists and initialises
+  /// them: mHC's phi, alpha, b; HC's static and dynamic maps.
+  void hyperConnection(const std::string &name, int64_t index) {
+    const ResidualSpec &r = spec.residual;
+    if (!r.hyper())
+      return;
+    int64_t n = r.streams, d = spec.model.dModel;
+    std::string p = name + "_hc.";
+    auto tensor = [&](const std::string &part, std::vector<int64_t> shape,
+                      InitKind init, float value,
+                      std::vector<InitMarks> marks = {}) {
+      ParamTensor t{p + part, 0, std::move(shape), init, value};
+      t.marks = std::move(marks);
+      t.sublayer = index;
+      add(std::move(t));
+    };
+    const float gate = 0.01f; // alpha (mHC Table 5), s_alpha, s_beta.
+    if (r.mixing == Mixing::MHC) {
+      int64_t maps = n * n + 2 * n;
+      tensor("phi", {n * d, maps}, InitKind::Zeros, 0.0f);
+      tensor("alpha", {3}, InitKind::Constant, gate);
+      // b_pre -3 but +3 at the home stream, b_post 0, b_res 6 I - 3.
+      tensor("b", {maps}, InitKind::Constant, -3.0f,
+             {InitMarks{3.0f, 0, 1, 0, 1}, InitMarks{0.0f, n, 0, 1, n},
+              InitMarks{3.0f, 2 * n, 0, n + 1, n}});
+      return;
+    }
+    tensor("static_beta", {n}, InitKind::Ones, 0.0f);
+    // [A_m | A_r]: column 0 one-hot at the home stream, columns 1..n I.
+    tensor("static_alpha", {n, n + 1}, InitKind::Zeros, 0.0f,
+           {InitMarks{1.0f, 0, n + 1, 0, 1}, InitMarks{1.0f, 1, 0, n + 2, n}});
+    tensor("dynamic_alpha_fn", {d, n + 1}, InitKind::Zeros, 0.0f);
+    tensor("dynamic_alpha_scale", {1}, InitKind::Constant, gate);
+    tensor("dynamic_beta_fn", {d}, InitKind::Zeros, 0.0f);
+    tensor("dynamic_beta_scale", {1}, InitKind::Constant, gate);
+  }
   /// The MoE router: a linear d_model -> experts without a bias.
   void router(const std::string &name, int64_t in, int64_t experts) {
     matrix(name + ".weight", in, experts);
@@ -151,14 +197,18 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
   }
 
   SegmentBuilder block(spec, layout.block);
+  int64_t sublayers = spec.attention.cross ? 3 : 2;
+  block.hyperConnection("attn", 0);
   block.norm("attn_norm");
   block.attention("attn", /*self=*/true);
   block.postNorm("attn");
   if (spec.attention.cross) {
+    block.hyperConnection("cross", 1);
     block.norm("cross_norm");
     block.attention("cross", /*self=*/false);
     block.postNorm("cross");
   }
+  block.hyperConnection("ffn", sublayers - 1);
   block.norm("ffn_norm");
   if (spec.ffn.moe()) {
     block.router("ffn.router", d, spec.ffn.experts);
@@ -179,6 +229,8 @@ ParamLayout tfc::computeLayout(const Spec &spec) {
   layout.blockBase = leading.size;
   layout.blockStride = block.size;
   layout.depth = spec.model.depth;
+  layout.streams = spec.residual.streams;
+  layout.sublayers = sublayers;
   int64_t trailingBase = layout.blockBase + layout.blockStride * layout.depth;
   for (ParamTensor &t : layout.trailing)
     t.offset += trailingBase;
@@ -192,6 +244,11 @@ std::vector<ParamTensor> ParamLayout::flatten() const {
     for (ParamTensor t : block) {
       t.name = "blocks." + std::to_string(i) + "." + t.name;
       t.offset += blockBase + i * blockStride;
+      // This block's home stream, resolved: the marks no longer depend on it.
+      for (InitMarks &m : t.marks) {
+        m.first += homeStream(i, t.sublayer) * m.homeStride;
+        m.homeStride = 0;
+      }
       all.push_back(std::move(t));
     }
   all.insert(all.end(), trailing.begin(), trailing.end());

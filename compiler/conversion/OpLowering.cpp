@@ -33,6 +33,7 @@ void mlir::tfc::populateTfcLowerings(OpLoweringSet &set) {
   populateProbeLowerings(set);
   populateDecodingLowerings(set);
   populateMoeLowerings(set);
+  populateHyperConnectionLowerings(set);
 }
 
 void mlir::tfc::allocateSplitHeads(Lowering &l, Value result, Value rows) {

@@ -103,6 +103,7 @@ void populatePaddingLowerings(OpLoweringSet &set);
 void populateProbeLowerings(OpLoweringSet &set);
 void populateDecodingLowerings(OpLoweringSet &set);
 void populateMoeLowerings(OpLoweringSet &set);
+void populateHyperConnectionLowerings(OpLoweringSet &set);
 
 /// Every tfc op's lowering. The lowerings are the same for every target;
 /// the kernels they ask for are the target's (Lowering::kernels()).

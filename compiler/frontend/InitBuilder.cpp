@@ -72,6 +72,23 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
         fb, loc, fill,
         ValueRange{at, c64(t.numel()), kind, param, seed, stream});
   };
+  // A hyper-connection tensor's marked entries (ParamLayout.h InitMarks),
+  // at `home` (an i64 value): stores after the fill.
+  auto setMarks = [&](const ParamTensor &t, Value offset, Value home) {
+    for (const InitMarks &m : t.marks) {
+      Value value = LLVM::ConstantOp::create(fb, loc, fb.getF32Type(),
+                                             fb.getF32FloatAttr(m.value));
+      Value first = arith::AddIOp::create(
+          fb, loc, arith::AddIOp::create(fb, loc, offset, c64(m.first)),
+          arith::MulIOp::create(fb, loc, home, c64(m.homeStride)));
+      for (int64_t k = 0; k < m.count; ++k) {
+        Value index = arith::AddIOp::create(fb, loc, first, c64(k * m.step));
+        Value at = LLVM::GEPOp::create(fb, loc, ptr, fb.getF32Type(), params,
+                                       ValueRange{index});
+        LLVM::StoreOp::create(fb, loc, value, at);
+      }
+    }
+  };
   int64_t stream = 0;
   for (const ParamTensor &t : layout.leading)
     fillTensor(t, c64(t.offset), c64(stream++));
@@ -92,9 +109,22 @@ void ::tfc::buildInitFunctions(ModuleOp module, const std::string &name,
         Value firstStream = arith::AddIOp::create(
             fb, loc, c64(firstBlockStream),
             arith::MulIOp::create(fb, loc, layer, c64(perBlock)));
-        for (auto [j, t] : llvm::enumerate(layout.block))
-          fillTensor(t, arith::AddIOp::create(fb, loc, base, c64(t.offset)),
+        for (auto [j, t] : llvm::enumerate(layout.block)) {
+          Value offset = arith::AddIOp::create(fb, loc, base, c64(t.offset));
+          fillTensor(t, offset,
                      arith::AddIOp::create(fb, loc, firstStream, c64(j)));
+          if (t.marks.empty())
+            continue;
+          // (S layer + j) mod n.
+          Value home = arith::RemUIOp::create(
+              fb, loc,
+              arith::AddIOp::create(
+                  fb, loc,
+                  arith::MulIOp::create(fb, loc, layer, c64(layout.sublayers)),
+                  c64(t.sublayer)),
+              c64(layout.streams));
+          setMarks(t, offset, home);
+        }
         scf::YieldOp::create(fb, loc);
       });
   stream += perBlock * layout.depth;

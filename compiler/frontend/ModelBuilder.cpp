@@ -96,6 +96,17 @@ private:
   Value groupedLinear(Value rows, Value offsets, const std::string &prefix,
                       int64_t out);
   Value residual(Value x, Value branch, const std::string &sublayer);
+  /// Sub-layer `name` (attn, cross, ffn) around `f`, which maps its
+  /// (normalised) input to its output: the norms of the spec's position and
+  /// the residual add, or with streams > 1 its hyper-connection.
+  Value sublayer(Value x, const std::string &name,
+                 function_ref<Value(Value)> f);
+  /// docs/hyper_connections.md "One sub-layer" on the streams x [b, t, n*d].
+  Value hyperSublayer(Value x, const std::string &name,
+                      function_ref<Value(Value)> f);
+  /// The sub-layer's maps (H_pre | H_post | H_res) [b, t, n^2 + 2n] from its
+  /// tensors `prefix`*: mHC's or HC's.
+  Value hyperMaps(Value x, const std::string &prefix);
   Value block(Value x);
   Value embed(Value tokens);
 
@@ -365,33 +376,99 @@ Value ModelBuilder::residual(Value x, Value branch,
                                           b.getF64FloatAttr(alpha));
 }
 
+Value ModelBuilder::sublayer(Value x, const std::string &name,
+                             function_ref<Value(Value)> f) {
+  if (spec.residual.hyper())
+    return hyperSublayer(x, name, f);
+  std::string normName = name + "_norm";
+  switch (spec.norm.position) {
+  case NormPosition::Pre:
+    return residual(x, f(norm(x, normName)), name);
+  case NormPosition::Sandwich:
+    // Between two norms of its own: x + N_post(f(N(x))).
+    return residual(x, norm(f(norm(x, normName)), name + "_post_norm"), name);
+  case NormPosition::Post:
+  case NormPosition::DeepNorm:
+    // The norm closes the sub-layer.
+    return norm(residual(x, f(x), name), normName);
+  }
+  llvm_unreachable("every norm position is handled");
+}
+
+Value ModelBuilder::hyperSublayer(Value x, const std::string &name,
+                                  function_ref<Value(Value)> f) {
+  auto streams = b.getI64IntegerAttr(spec.residual.streams);
+  Value maps, u;
+  {
+    Part part(*this, blockPart(name + "_hc"));
+    maps = hyperMaps(x, name + "_hc.");
+    u = mlir::tfc::HcAggregateOp::create(b, loc, activations(spec.model.dModel),
+                                         x, maps, streams);
+  }
+  std::string normName = name + "_norm";
+  NormPosition position = spec.norm.position;
+  Value y = position == NormPosition::Pre ? f(norm(u, normName))
+            : position == NormPosition::Sandwich
+                ? norm(f(norm(u, normName)), name + "_post_norm")
+                : f(u);
+  Value out;
+  {
+    Part part(*this, blockPart(name + "_hc"));
+    double alpha =
+        position == NormPosition::DeepNorm ? spec.norm.deepnormAlpha : 1.0;
+    out = mlir::tfc::HcDistributeOp::create(b, loc, x.getType(), x, y, maps,
+                                            streams, b.getF64FloatAttr(alpha));
+  }
+  if (position == NormPosition::Pre || position == NormPosition::Sandwich)
+    return out;
+  // Post and DeepNorm: the sub-layer's norm on each stream.
+  if (spec.norm.type == NormType::None)
+    return out;
+  Value rows = mlir::tfc::SplitStreamsOp::create(
+      b, loc, activations(spec.model.dModel), out, streams);
+  return mlir::tfc::JoinStreamsOp::create(b, loc, x.getType(),
+                                          norm(rows, normName), streams);
+}
+
+Value ModelBuilder::hyperMaps(Value x, const std::string &prefix) {
+  const ResidualSpec &r = spec.residual;
+  int64_t n = r.streams, d = spec.model.dModel, width = n * n + 2 * n;
+  auto streams = b.getI64IntegerAttr(n);
+  FloatAttr eps = b.getF64FloatAttr(spec.norm.eps);
+  auto project = [&](Value rows, Value weight, int64_t out) -> Value {
+    return mlir::tfc::LinearOp::create(b, loc, activations(out), rows, weight,
+                                       Value(), /*transpose_weight=*/false);
+  };
+  if (r.mixing == Mixing::MHC) {
+    Value proj = project(x, blockParam(prefix + "phi"), width);
+    return mlir::tfc::MhcMapsOp::create(
+        b, loc, activations(width), x, proj, blockParam(prefix + "alpha"),
+        blockParam(prefix + "b"), streams, b.getI64IntegerAttr(r.sinkhornIters),
+        eps);
+  }
+  // HC's dynamic maps read each stream on its own: one row per stream.
+  Value rows =
+      mlir::tfc::SplitStreamsOp::create(b, loc, activations(d), x, streams);
+  Value alphaProj =
+      project(rows, blockParam(prefix + "dynamic_alpha_fn"), n + 1);
+  // W_beta [d] is a one-column linear weight.
+  ParamTensor betaFn = *layout.findBlock(prefix + "dynamic_beta_fn");
+  betaFn.shape = {d, 1};
+  Value betaProj = project(rows, param(betaFn, layer), 1);
+  return mlir::tfc::HcMapsOp::create(
+      b, loc, activations(width), x, alphaProj, betaProj,
+      blockParam(prefix + "static_alpha"), blockParam(prefix + "static_beta"),
+      blockParam(prefix + "dynamic_alpha_scale"),
+      blockParam(prefix + "dynamic_beta_scale"), streams, eps);
+}
+
 Value ModelBuilder::block(Value x) {
-  if (spec.norm.position == NormPosition::Sandwich) {
-    // Each sub-layer between two norms of its own: x + N_post(f(N(x))).
-    Value u = norm(x, "attn_norm");
-    Value h =
-        residual(x, norm(attention(u, u, "attn"), "attn_post_norm"), "attn");
-    if (spec.attention.cross)
-      h = residual(h,
-                   norm(attention(norm(h, "cross_norm"), encoder, "cross"),
-                        "cross_post_norm"),
-                   "cross");
-    return residual(h, norm(ffn(norm(h, "ffn_norm")), "ffn_post_norm"), "ffn");
-  }
-  if (spec.norm.position == NormPosition::Pre) {
-    Value u = norm(x, "attn_norm");
-    Value h = residual(x, attention(u, u, "attn"), "attn");
-    if (spec.attention.cross)
-      h = residual(h, attention(norm(h, "cross_norm"), encoder, "cross"),
-                   "cross");
-    return residual(h, ffn(norm(h, "ffn_norm")), "ffn");
-  }
-  // Post-LN and DeepNorm: the norm closes each sub-layer.
-  Value h = norm(residual(x, attention(x, x, "attn"), "attn"), "attn_norm");
+  Value h =
+      sublayer(x, "attn", [&](Value u) { return attention(u, u, "attn"); });
   if (spec.attention.cross)
-    h = norm(residual(h, attention(h, encoder, "cross"), "cross"),
-             "cross_norm");
-  return norm(residual(h, ffn(h), "ffn"), "ffn_norm");
+    h = sublayer(h, "cross",
+                 [&](Value u) { return attention(u, encoder, "cross"); });
+  return sublayer(h, "ffn", [&](Value u) { return ffn(u); });
 }
 
 Value ModelBuilder::embed(Value tokens) {
@@ -562,11 +639,26 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
   Value hi = arith::ConstantIndexOp::create(b, loc, spec.model.depth);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  // Hyper-connections: the n streams start as copies of the embedding and
+  // are summed after the last block.
+  auto streams = b.getI64IntegerAttr(spec.residual.streams);
+  bool hyper = spec.residual.hyper();
+  auto merged = [&](Value hidden) -> Value {
+    return hyper ? mlir::tfc::HcMergeOp::create(b, loc, activations(d), hidden,
+                                                streams)
+                       .getResult()
+                 : hidden;
+  };
   auto hiddenNorm = [&](Value hidden, Value probes, Value index) -> Value {
     Part part(*this, "probe");
-    return mlir::tfc::HiddenNormOp::create(b, loc, probesType, hidden, probes,
-                                           index, lengths);
+    return mlir::tfc::HiddenNormOp::create(b, loc, probesType, merged(hidden),
+                                           probes, index, lengths);
   };
+  if (hyper) {
+    Part part(*this, "streams");
+    h = mlir::tfc::HcExpandOp::create(
+        b, loc, activations(spec.residual.streams * d), h, streams);
+  }
   auto zeros = [&](RankedTensorType type, Attribute zero) -> Value {
     return arith::ConstantOp::create(b, loc,
                                      DenseElementsAttr::get(type, zero));
@@ -603,6 +695,10 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
         layer = auxLoss = expertCounts = Value();
       });
   h = loop.getResult(0);
+  if (hyper) {
+    Part part(*this, "streams");
+    h = merged(h);
+  }
   unsigned nextResult = 1;
   Value norms = probeNorms ? loop.getResult(nextResult++) : Value();
   Value auxTotal = auxLosses ? loop.getResult(nextResult++) : Value();

@@ -121,6 +121,16 @@ const char *toString(RopeStyle v) {
   return "?";
 }
 
+const char *toString(Mixing v) {
+  switch (v) {
+  case Mixing::HC:
+    return "hc";
+  case Mixing::MHC:
+    return "mhc";
+  }
+  return "?";
+}
+
 int64_t AttentionSpec::rotaryDim() const {
   return static_cast<int64_t>(ropeFraction * static_cast<double>(headDim));
 }
@@ -230,15 +240,21 @@ std::string printSpec(const Spec &s) {
   fmt::format_to(it, "\n[norm]\ntype = \"{}\"\nposition = \"{}\"\n",
                  toString(n.type), toString(n.position));
   // Without any norm (QK-norm's included) eps applies to nothing.
-  if (n.type != NormType::None || s.attention.qkNorm != QKNorm::None)
+  if (n.type != NormType::None || s.attention.qkNorm != QKNorm::None ||
+      s.residual.hyper())
     fmt::format_to(it, "eps = {}\n", tomlFloat(n.eps));
   fmt::format_to(it, "final = {}\n", tomlBool(n.final));
   if (n.position == NormPosition::DeepNorm)
     fmt::format_to(it, "deepnorm_alpha = {}\ndeepnorm_beta = {}\n",
                    tomlFloat(n.deepnormAlpha), tomlFloat(n.deepnormBeta));
 
-  fmt::format_to(it, "\n[residual]\nenabled = {}\n",
-                 tomlBool(s.residual.enabled));
+  const ResidualSpec &r = s.residual;
+  fmt::format_to(it, "\n[residual]\nenabled = {}\nstreams = {}\n",
+                 tomlBool(r.enabled), r.streams);
+  if (r.hyper())
+    fmt::format_to(it, "mixing = \"{}\"\n", toString(r.mixing));
+  if (r.hyper() && r.mixing == Mixing::MHC)
+    fmt::format_to(it, "sinkhorn_iters = {}\n", r.sinkhornIters);
 
   fmt::format_to(it, "\n[ffn]\nactivation = \"{}\"\n",
                  toString(s.ffn.activation));

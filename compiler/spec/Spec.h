@@ -30,6 +30,10 @@ enum class AttentionPositions { None, RoPE, ALiBi };
 /// (i, i + rot/2) (HF LLaMA, Qwen, Mistral); interleaved (2i, 2i+1) (GPT-J,
 /// RoFormer).
 enum class RopeStyle { Half, Interleaved };
+/// residual.mixing with streams > 1: hyper-connections (Zhu et al., HC) or
+/// manifold-constrained ones (Xie et al., mHC: H_res doubly stochastic by
+/// Sinkhorn-Knopp). docs/hyper_connections.md.
+enum class Mixing { HC, MHC };
 enum class PositionKind { Learned, Sinusoidal, None };
 enum class LossKind { None, CrossEntropy };
 enum class InitScheme { Xavier, Normal };
@@ -50,6 +54,7 @@ const char *toString(MaskKind v);
 const char *toString(QKNorm v);
 const char *toString(AttentionPositions v);
 const char *toString(RopeStyle v);
+const char *toString(Mixing v);
 const char *toString(PositionKind v);
 const char *toString(LossKind v);
 const char *toString(InitScheme v);
@@ -90,6 +95,12 @@ struct ResidualSpec {
   /// False: no skip connections (an ablation): a sub-layer's output
   /// replaces its input; the norm position still applies.
   bool enabled = true;
+  /// Hyper-connections: n > 1 residual streams, each sub-layer reading a
+  /// weighted sum of them and writing to all (docs/hyper_connections.md).
+  int64_t streams = 1;
+  Mixing mixing = Mixing::MHC;
+  int64_t sinkhornIters = 20; // mHC's Sinkhorn-Knopp iterations (t_max).
+  bool hyper() const { return streams > 1; }
 };
 
 struct FFNSpec {
@@ -234,6 +245,12 @@ struct Limits {
   /// ffn.shared_experts: DeepSeekMoE uses 1 or 2. The shared FFN's width
   /// shared_experts * d_ff is held to maxWidth too.
   static constexpr int64_t maxSharedExperts = 64;
+  /// residual.streams: the papers use 2 to 8 (mHC: 4). Each sub-layer's
+  /// maps are n^2 + 2n per token, its streams n * d_model.
+  static constexpr int64_t maxStreams = 16;
+  /// residual.sinkhorn_iters: mHC uses 20; backward keeps every iterate
+  /// (n^2 floats per token each).
+  static constexpr int64_t maxSinkhornIters = 256;
   static constexpr int64_t maxSeq = 1 << 20;
   static constexpr int64_t maxBatch = 1 << 16;
   static constexpr int64_t maxVocab = 1 << 22;

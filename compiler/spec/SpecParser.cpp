@@ -44,7 +44,7 @@ const std::vector<SectionSchema> &schema() {
         "dtype"}},
       {"norm",
        {"type", "position", "eps", "final", "deepnorm_alpha", "deepnorm_beta"}},
-      {"residual", {"enabled"}},
+      {"residual", {"enabled", "streams", "mixing", "sinkhorn_iters"}},
       {"ffn",
        {"activation", "multiple_of", "experts", "top_k", "renormalize",
         "shared_experts", "aux_loss"}},
@@ -84,6 +84,7 @@ constexpr AttentionPositions kAttentionPositions[] = {
     AttentionPositions::None, AttentionPositions::RoPE,
     AttentionPositions::ALiBi};
 constexpr RopeStyle kRopeStyles[] = {RopeStyle::Half, RopeStyle::Interleaved};
+constexpr Mixing kMixings[] = {Mixing::HC, Mixing::MHC};
 constexpr PositionKind kPositions[] = {
     PositionKind::Learned, PositionKind::Sinusoidal, PositionKind::None};
 constexpr LossKind kLosses[] = {LossKind::None, LossKind::CrossEntropy};
@@ -292,6 +293,10 @@ void Reader::read(const toml::table &root, Spec &spec) {
 
   Section residual = section(root, "residual", false);
   readBool(residual, "enabled", spec.residual.enabled);
+  readInt(residual, "streams", spec.residual.streams, Limits::maxStreams);
+  readEnum(residual, "mixing", spec.residual.mixing, kMixings);
+  readInt(residual, "sinkhorn_iters", spec.residual.sinkhornIters,
+          Limits::maxSinkhornIters);
 
   Section ffn = section(root, "ffn", false);
   readEnum(ffn, "activation", spec.ffn.activation, kActivations);

@@ -52,9 +52,37 @@ Checked norm(const Spec &s) {
   return Checked(s.model.dModel) * vectors;
 }
 
-/// The norms around one sub-layer: one, two with sandwich (before and after).
+/// One sub-layer's hyper-connection (docs/hyper_connections.md), 0 with a
+/// single residual stream: mHC's phi [n d, n^2 + 2n], b and alpha; HC's
+/// static and dynamic maps and their two scales.
+Checked hyperConnection(const Spec &s) {
+  const ResidualSpec &r = s.residual;
+  if (!r.hyper())
+    return 0;
+  int64_t n = r.streams, d = s.model.dModel, maps = n * n + 2 * n;
+  if (r.mixing == Mixing::MHC)
+    return Checked(n) * d * maps + maps + 3;
+  return Checked(d) * (n + 2) + n * (n + 2) + 2;
+}
+
+/// What wraps one sub-layer: its hyper-connection, its norm, and with
+/// sandwich a second norm on its output.
 Checked sublayerNorms(const Spec &s) {
-  return norm(s) * (s.norm.position == NormPosition::Sandwich ? 2 : 1);
+  return hyperConnection(s) +
+         norm(s) * (s.norm.position == NormPosition::Sandwich ? 2 : 1);
+}
+
+/// Floats per token of one sub-layer's hyper-connection (0 without): the
+/// streams in and out, the maps and their projections, the per-stream
+/// views, backward's gradients of each and the Sinkhorn iterates.
+Checked hyperConnectionTokenFloats(const Spec &s) {
+  const ResidualSpec &r = s.residual;
+  if (!r.hyper())
+    return 0;
+  int64_t n = r.streams, d = s.model.dModel, maps = n * n + 2 * n;
+  Checked iterates = Checked(r.sinkhornIters + 2) * (n * n);
+  return Checked(16) * n * d + Checked(8) * maps + Checked(8) * d +
+         Checked(2) * iterates;
 }
 
 /// One attention sub-layer's floats (its norms, Q, K, V, O, QK-norm).
@@ -154,7 +182,8 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
 
   Checked perToken =
       Checked(attentions) * (Checked(64) * d + Checked(128) * h) +
-      Checked(16) * f + moeTokenFloats(s, d);
+      Checked(16) * f + moeTokenFloats(s, d) +
+      Checked(attentions + 1) * hyperConnectionTokenFloats(s);
   Checked scores = build.fusedAttention
                        ? Checked(0)
                        : Checked(10 * attentions) * h * seq * seq;
@@ -166,8 +195,10 @@ bool checkedWorkspaceBound(const Spec &s, const WorkspaceBuild &build,
   // Key padding: the zeroed hidden state and its gradient, the ignored
   // targets and their saved copy.
   int64_t padding = s.attention.keyPadding ? 2 * d + 2 : 0;
-  Checked outside =
-      Checked(seq) * (Checked(8) * d + Checked(4) * vocab + Checked(padding));
+  // The streams copied from the embedding and summed at the end.
+  int64_t streams = s.residual.streams;
+  Checked outside = Checked(seq) * (Checked(8) * streams * d +
+                                    Checked(4) * vocab + Checked(padding));
   int64_t params;
   bool counted = checkedParamCount(s, params);
   Checked scratch = Checked(8) * params + Checked(1 << 20);

@@ -86,6 +86,33 @@ void resolveMixtureOfExperts(Spec &spec, const SpecSources &sources,
           "set [head] loss = \"cross_entropy\" or aux_loss = 0.0");
 }
 
+/// residual.streams and its keys: mixing applies to hyper-connections
+/// (streams > 1), sinkhorn_iters to mHC's; the streams and their mixing
+/// are the skip path that `enabled = false` removes.
+template <typename ErrorFn>
+void validateHyperConnections(const Spec &spec, const SpecSources &sources,
+                              ErrorFn &error) {
+  const ResidualSpec &r = spec.residual;
+  if (!r.hyper()) {
+    for (const char *key : {"residual.mixing", "residual.sinkhorn_iters"})
+      if (sources.has(key))
+        error(key, fmt::format("'{}' needs hyper-connections "
+                               "(residual.streams >= 2)",
+                               key));
+    return;
+  }
+  if (!r.enabled)
+    error("residual.streams",
+          fmt::format("'residual.streams = {}' needs the residual: the "
+                      "streams and their mixing are the skip path that "
+                      "'enabled = false' removes",
+                      r.streams));
+  if (r.mixing == Mixing::HC && sources.has("residual.sinkhorn_iters"))
+    error("residual.sinkhorn_iters",
+          "'residual.sinkhorn_iters' only applies to mixing = \"mhc\" (HC's "
+          "stream mixing is not projected)");
+}
+
 } // namespace
 
 bool resolveAndValidate(Spec &spec, const SpecSources &sources,
@@ -197,6 +224,7 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
   }
 
   resolveMixtureOfExperts(spec, sources, error);
+  validateHyperConnections(spec, sources, error);
 
   NormSpec &norm = spec.norm;
   bool noNorm = norm.type == NormType::None;
@@ -209,9 +237,11 @@ bool resolveAndValidate(Spec &spec, const SpecSources &sources,
   if (noNorm && spec.embedding && spec.embedding->norm)
     error("embedding.norm", "'embedding.norm = true' needs a norm, but "
                             "norm.type = \"none\"");
-  if (noNorm && sources.has("norm.eps") && attn.qkNorm == QKNorm::None)
-    error("norm.eps", "'norm.eps' applies to the norms and QK-norm, but "
-                      "norm.type and attention.qk_norm are both \"none\"");
+  if (noNorm && sources.has("norm.eps") && attn.qkNorm == QKNorm::None &&
+      !spec.residual.hyper())
+    error("norm.eps", "'norm.eps' applies to the norms, QK-norm and the "
+                      "hyper-connections, but norm.type and attention.qk_norm "
+                      "are both \"none\" and residual.streams = 1");
   if (!spec.residual.enabled && norm.position == NormPosition::DeepNorm)
     error("residual.enabled",
           "'residual.enabled = false' leaves position = \"deepnorm\" no "

@@ -51,6 +51,10 @@ void tfc_rt_fill_range(float *data, int64_t begin, int64_t end,
     for (int64_t j = 0; j < n; ++j)
       data[j] = 1.0f;
     return;
+  case TFC_INIT_CONSTANT:
+    for (int64_t j = 0; j < n; ++j)
+      data[j] = param;
+    return;
   case TFC_INIT_UNIFORM:
     for (int64_t j = 0; j < n; ++j)
       data[j] = uniform_value(tfc_draw(key, (uint64_t)(begin + j)), param);

@@ -84,7 +84,8 @@ sys.path.insert(0, HERE)
 import numpy as np
 import torch
 
-from oracle import ACTIVATIONS, Config, Oracle, check_layout_json, compute_layout
+from oracle import (ACTIVATIONS, Config, Oracle, check_layout_json, compute_layout,
+                    hc_init_values, hc_sublayers)
 
 HARNESS = os.path.join(HERE, "harness", "harness.c")
 BAD_SHAPE = 2  # TFC_ERR_BAD_SHAPE
@@ -612,6 +613,62 @@ def moe_specs():
     ]
 
 
+def hc_specs():
+    """[residual] streams > 1 (docs/hyper_connections.md): mHC and HC, tiny
+    (d_model 16-24, depth 2, max_seq 8), crossing the four norm positions,
+    RMSNorm, LayerNorm and none, 2 to 4 streams, a few Sinkhorn iteration
+    counts, causal LMs with key padding, cross-attention, a mixture of
+    experts and bf16."""
+    base = {"d_model": 16, "n_heads": 2, "d_ff": 32, "depth": 2, "max_seq": 8,
+            "max_batch": 4}
+    return [
+        SpecCase("hc_mhc4_pre_rms_lm_pad", {  # mHC's setting: n = 4, pre-norm
+            "model": dict(base, bias=False), "norm": {"type": "rmsnorm"},
+            "residual": {"streams": 4},  # mhc, 20 iterations
+            "ffn": {"activation": "swiglu"},
+            "attention": {"positions": "rope", "key_padding": True},
+            "embedding": {"vocab": 29, "positions": "none"},
+            "head": {"loss": "cross_entropy"}}),
+        SpecCase("hc_dyn2_pre_ln_lm", {  # HC, n = 2
+            "model": dict(base), "residual": {"streams": 2, "mixing": "hc"},
+            "embedding": {"vocab": 23, "positions": "learned"},
+            "head": {"tied": True, "loss": "cross_entropy"}}),
+        SpecCase("hc_mhc3_post_ln_bi_it5", {  # post: N on each stream
+            "model": dict(base), "norm": {"position": "post"},
+            "residual": {"streams": 3, "sinkhorn_iters": 5},
+            "attention": {"mask": "bidirectional"}}),
+        SpecCase("hc_dyn3_sandwich_cross_moe", {
+            "model": dict(base, d_model=24), "norm": {"position": "sandwich"},
+            "residual": {"streams": 3, "mixing": "hc"},
+            "ffn": {"activation": "gelu", "experts": 4, "top_k": 2},
+            "attention": {"cross": True}}),
+        SpecCase("hc_mhc2_deepnorm_rms_it1", {
+            "model": dict(base), "norm": {"type": "rmsnorm", "position": "deepnorm"},
+            "residual": {"streams": 2, "sinkhorn_iters": 1}}),
+        SpecCase("hc_dyn4_nonorm_pre", {  # norm none: the maps' own RMS stays
+            "model": dict(base), "norm": {"type": "none"},
+            "residual": {"streams": 4, "mixing": "hc"}}),
+        SpecCase("hc_mhc2_bf16_pre_lm", {
+            "model": dict(base, dtype="bf16"), "residual": {"streams": 2},
+            "embedding": {"vocab": 19}, "head": {"loss": "cross_entropy"}}),
+    ]
+
+
+def check_hc_init(cfg, layout, params):
+    """NAME_init wrote every hyper-connection tensor as the paper init of
+    docs/hyper_connections.md (oracle.hc_init_values): exactly, in f32."""
+    where = {name: (offset, shape) for name, offset, shape in layout}
+    for i in range(cfg.depth):
+        for sub in hc_sublayers(cfg):
+            for rel, want in hc_init_values(cfg, i, sub).items():
+                name = f"blocks.{i}.{sub}_hc.{rel}"
+                offset, shape = where[name]
+                got = params[offset:offset + want.size].reshape(shape)
+                if not np.array_equal(got, want.astype(np.float32)):
+                    raise CaseFailed(f"init of {name} is {got.tolist()}, want "
+                                     f"{want.tolist()}")
+
+
 def pairwise_block_names():
     """28 of block_specs' 168 that hold every pair of (norm, position,
     activation, mask) values, the --quick blocks aside: for activation c
@@ -637,7 +694,7 @@ def all_specs(pairwise=False):
         blocks = [s for s in blocks if s.name in keep or s.quick]
     return (blocks + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
             head_specs() + position_specs() + window_specs() + alibi_specs() +
-            padding_specs() + ablation_specs() + moe_specs())
+            padding_specs() + ablation_specs() + moe_specs() + hc_specs())
 
 
 def _clamp(spec, cases):
@@ -1197,6 +1254,8 @@ class Runner:
             if np.array_equal(pa, pc):
                 raise CaseFailed("init gives the same parameters for two seeds")
             params = pa
+            if cfg.hyper:
+                check_hc_init(cfg, model.layout, pa)
             model.load_flat(params)
             if cfg.moe and model.route_gap(*oracle_args(inputs)) < self.min_gap(spec):
                 # Other inputs, the same (now written) parameters.

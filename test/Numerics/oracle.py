@@ -872,11 +872,6 @@ class MoE(nn.Module):
         return out
 
 
-def rms_normalize(x, eps):
-    """x / sqrt(mean(x^2) + eps) over the last axis, without a weight."""
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-
-
 def sinkhorn(logits, iters):
     """mHC's Sinkhorn-Knopp (Eq. 9): M0 = exp(logits), then `iters` times
     M = T_r(T_c(M)) (columns, then rows, each scaled to sum to 1), over the
@@ -901,14 +896,20 @@ class HyperConnection(nn.Module):
     def __init__(self, cfg, dtype, init):
         super().__init__()
         self.eps = cfg.eps
+        self.bf16 = False  # Set by Oracle.set_bf16.
         for name, value in init.items():
             setattr(self, name, nn.Parameter(torch.tensor(value, dtype=dtype)))
 
     def forward(self, x):
-        h = rms_normalize(x, self.eps)  # Eq. 10, each stream over d
-        alpha = self.dynamic_alpha_scale * torch.tanh(h @ self.dynamic_alpha_fn) + \
+        # Eq. 10, each stream RMS-normalised over d; the 1/r applied after
+        # the projections (linear matmuls: bf16 operands with dtype bf16).
+        inv_r = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        dyn_alpha = linear_matmul(x, self.dynamic_alpha_fn, self.bf16) * inv_r
+        dyn_beta = linear_matmul(x, self.dynamic_beta_fn[:, None], self.bf16)[..., 0] * \
+            inv_r[..., 0]
+        alpha = self.dynamic_alpha_scale * torch.tanh(dyn_alpha) + \
             self.static_alpha  # [A_m | A_r] (Eqs. 12, 13): [..., n, n + 1]
-        beta = self.dynamic_beta_scale * torch.tanh(h @ self.dynamic_beta_fn) + \
+        beta = self.dynamic_beta_scale * torch.tanh(dyn_beta) + \
             self.static_beta  # B (Eq. 11): [..., n]
         return alpha[..., 0], beta, alpha[..., 1:].transpose(-1, -2)
 
@@ -921,13 +922,18 @@ class ManifoldHyperConnection(nn.Module):
     def __init__(self, cfg, dtype, init):
         super().__init__()
         self.n, self.eps, self.iters = cfg.streams, cfg.eps, cfg.sinkhorn_iters
+        self.bf16 = False  # Set by Oracle.set_bf16.
         for name, value in init.items():
             setattr(self, name, nn.Parameter(torch.tensor(value, dtype=dtype)))
 
     def forward(self, x):
         n = self.n
-        v = rms_normalize(x.flatten(-2), self.eps)  # vec(x_l), then RMSNorm: [..., n d]
-        t = v @ self.phi  # [..., n^2 + 2n]
+        # vec(x_l) [..., n d], RMSNorm'd (Eq. 7) with the 1/r after the
+        # projection (Eqs. 14-19; a linear matmul: bf16 operands with dtype
+        # bf16).
+        v = x.flatten(-2)
+        inv_r = torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + self.eps)
+        t = linear_matmul(v, self.phi, self.bf16) * inv_r  # [..., n^2 + 2n]
         b, a = self.b, self.alpha
         pre = torch.sigmoid(a[0] * t[..., :n] + b[:n])
         post = 2 * torch.sigmoid(a[1] * t[..., n:2 * n] + b[n:2 * n])
@@ -1066,7 +1072,8 @@ class Oracle(nn.Module):
         dtype; False gives the f32 model of the same parameters)."""
         self.bf16 = bf16
         for m in self.modules():
-            if isinstance(m, (Linear, ExpertLinear)):
+            if isinstance(m, (Linear, ExpertLinear, HyperConnection,
+                              ManifoldHyperConnection)):
                 m.bf16 = bf16
 
     @classmethod

@@ -137,7 +137,8 @@ typedef enum tfc_init_kind {
   TFC_INIT_ZEROS = 0,
   TFC_INIT_ONES = 1,
   TFC_INIT_UNIFORM = 2, /* U(-a, a) with a = param */
-  TFC_INIT_NORMAL = 3   /* N(0, param^2) */
+  TFC_INIT_NORMAL = 3,  /* N(0, param^2) */
+  TFC_INIT_CONSTANT = 4 /* every element = param */
 } tfc_init_kind;
 
 /* The largest rank of a parameter tensor. */
@@ -156,7 +157,7 @@ typedef struct tfc_param_info {
   int32_t rank;     /* 1 to TFC_MAX_PARAM_RANK */
   int64_t shape[TFC_MAX_PARAM_RANK]; /* rank 1 to 3; see above */
   int32_t init_kind;                 /* tfc_init_kind */
-  float init_param;                  /* bound for UNIFORM, std for NORMAL */
+  float init_param; /* bound for UNIFORM, std for NORMAL, CONSTANT's value */
 } tfc_param_info;
 
 /* Fills `n` floats with the init kind; the values depend only on (seed,

@@ -430,5 +430,6 @@ include "tfc/Dialect/TfcLossHeadOps.td"
 include "tfc/Dialect/TfcAttentionOps.td"
 include "tfc/Dialect/TfcDecodingOps.td"
 include "tfc/Dialect/TfcMoeOps.td"
+include "tfc/Dialect/TfcHyperConnectionOps.td"
 
 #endif // TFC_OPS_TD

@@ -1,0 +1,780 @@
+//===- HyperConnectionLowering.cpp - Residual streams, mixed --------------===//
+//
+// TfcHyperConnectionOps.td's ops on flat buffers: one parallel iteration
+// per token, whose loops run over its n streams of d, its n^2 + 2n maps and
+// (mHC) its Sinkhorn iterations. The maps' projections are tfc.linear ops
+// lowered as every other matmul; what is left per token is O(n^2 d) for
+// the streams and O(sinkhorn_iters n^2) for the maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/OpLowering.h"
+#include "kernels/Elementwise.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// The scalar float arithmetic the per-token kernels are written in.
+struct Arith {
+  Lowering &l;
+  Value add(Value a, Value c) {
+    return arith::AddFOp::create(l.b, l.loc, a, c);
+  }
+  Value sub(Value a, Value c) {
+    return arith::SubFOp::create(l.b, l.loc, a, c);
+  }
+  Value mul(Value a, Value c) {
+    return arith::MulFOp::create(l.b, l.loc, a, c);
+  }
+  Value div(Value a, Value c) {
+    return arith::DivFOp::create(l.b, l.loc, a, c);
+  }
+  Value neg(Value a) { return arith::NegFOp::create(l.b, l.loc, a); }
+  Value exp(Value a) { return math::ExpOp::create(l.b, l.loc, a); }
+  Value tanh(Value a) { return math::TanhOp::create(l.b, l.loc, a); }
+  Value sqrt(Value a) { return math::SqrtOp::create(l.b, l.loc, a); }
+  Value max(Value a, Value c) {
+    return arith::MaximumFOp::create(l.b, l.loc, a, c);
+  }
+  Value sigmoid(Value a) {
+    return div(l.f32(1.0), add(l.f32(1.0), exp(neg(a))));
+  }
+  /// sum over i in [0, count) of term(i), in order.
+  Value sum(int64_t count, function_ref<Value(Value)> term) {
+    return sum(l.index(count), term);
+  }
+  Value sum(Value count, function_ref<Value(Value)> term) {
+    return l.forLoop(l.index(0), count, {l.f32(0.0)},
+                     [&](Value i, ValueRange acc) -> SmallVector<Value> {
+                       return {add(acc[0], term(i))};
+                     })[0];
+  }
+  /// sqrt(mean(x[first + c]^2 over c < width) + eps).
+  Value rms(Value x, Value first, int64_t width, double eps) {
+    Value squares = sum(width, [&](Value c) {
+      Value v = l.load(x, l.add(first, c));
+      return mul(v, v);
+    });
+    return sqrt(add(div(squares, l.f32(double(width))), l.f32(eps)));
+  }
+};
+
+int64_t streamsWidth(Value streams) {
+  return cast<RankedTensorType>(streams.getType()).getDimSize(2);
+}
+
+/// Where the maps of a token start, and their parts (the .td's layout).
+struct MapsLayout {
+  int64_t n;
+  int64_t width() const { return n * n + 2 * n; }
+  int64_t pre(int64_t i) const { return i; }
+  int64_t post() const { return n; }
+  int64_t res() const { return 2 * n; }
+};
+
+/// [b, t*n, w] (or [b, t, n*w] for `join`) from [b, t, n*w] ([b, t*n, w]).
+void allocateRegrouped(Lowering &l, Value result, Value input, int64_t n,
+                       bool split) {
+  Buffer in = l.lookup(input);
+  int64_t width = cast<RankedTensorType>(result.getType()).getDimSize(2);
+  Value middle;
+  l.atAllocationPoint([&] {
+    middle = split ? l.mul(in.dims[1], l.index(n))
+                   : arith::DivUIOp::create(l.b, l.loc, in.dims[1], l.index(n))
+                         .getResult();
+  });
+  l.allocateResult(result, {in.dims[0], middle, l.allocIndex(width)});
+}
+
+//===----------------------------------------------------------------------===//
+// The streams' shape
+//===----------------------------------------------------------------------===//
+
+struct HcExpandLowering : TfcOpLowering<HcExpandLowering, HcExpandOp> {
+  LogicalResult plan(HcExpandOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    l.allocateResult(
+        op.getResult(),
+        {in.dims[0], in.dims[1], l.allocIndex(streamsWidth(op.getResult()))});
+    return success();
+  }
+  LogicalResult emit(HcExpandOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value out = l.lookup(op.getResult()).flat;
+    int64_t n = op.getStreams(), d = streamsWidth(op.getInput());
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value from = l.mul(t, l.index(d)), to = l.mul(t, l.index(n * d));
+      l.forLoop(l.index(0), l.index(n * d), [&](Value e) {
+        Value c = arith::RemUIOp::create(l.b, l.loc, e, l.index(d));
+        l.store(l.load(in.flat, l.add(from, c)), out, l.add(to, e));
+      });
+    });
+    return success();
+  }
+};
+
+struct HcMergeLowering : TfcOpLowering<HcMergeLowering, HcMergeOp> {
+  LogicalResult plan(HcMergeOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    l.allocateResult(
+        op.getResult(),
+        {in.dims[0], in.dims[1], l.allocIndex(streamsWidth(op.getResult()))});
+    return success();
+  }
+  LogicalResult emit(HcMergeOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value out = l.lookup(op.getResult()).flat;
+    int64_t n = op.getStreams(), d = streamsWidth(op.getResult());
+    Arith f{l};
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value from = l.mul(t, l.index(n * d)), to = l.mul(t, l.index(d));
+      l.forLoop(l.index(0), l.index(d), [&](Value c) {
+        Value total = f.sum(n, [&](Value i) {
+          return l.load(in.flat, l.add(from, l.add(l.mul(i, l.index(d)), c)));
+        });
+        l.store(total, out, l.add(to, c));
+      });
+    });
+    return success();
+  }
+};
+
+/// split_streams and join_streams: the same elements, another shape.
+template <typename Derived, typename OpT, bool Split>
+struct RegroupLowering : TfcOpLowering<Derived, OpT> {
+  LogicalResult plan(OpT op, Lowering &l) const {
+    allocateRegrouped(l, op.getResult(), op.getInput(), op.getStreams(), Split);
+    return success();
+  }
+  LogicalResult emit(OpT op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    emitCopy(l, in.flat, l.lookup(op.getResult()).flat, l.product(in.dims));
+    return success();
+  }
+};
+struct SplitStreamsLowering
+    : RegroupLowering<SplitStreamsLowering, SplitStreamsOp, true> {};
+struct JoinStreamsLowering
+    : RegroupLowering<JoinStreamsLowering, JoinStreamsOp, false> {};
+
+//===----------------------------------------------------------------------===//
+// The sub-layer's read and write
+//===----------------------------------------------------------------------===//
+
+struct HcAggregateLowering : TfcOpLowering<HcAggregateLowering, HcAggregateOp> {
+  LogicalResult plan(HcAggregateOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    l.allocateResult(
+        op.getResult(),
+        {in.dims[0], in.dims[1], l.allocIndex(streamsWidth(op.getResult()))});
+    return success();
+  }
+  LogicalResult emit(HcAggregateOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value maps = l.lookup(op.getMaps()).flat;
+    Value out = l.lookup(op.getResult()).flat;
+    MapsLayout m{op.getStreams()};
+    int64_t n = m.n, d = streamsWidth(op.getResult());
+    Arith f{l};
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value x = l.mul(t, l.index(n * d)), h = l.mul(t, l.index(m.width()));
+      l.forLoop(l.index(0), l.index(d), [&](Value c) {
+        Value u = f.sum(n, [&](Value i) {
+          return f.mul(
+              l.load(maps, l.add(h, i)),
+              l.load(in.flat, l.add(x, l.add(l.mul(i, l.index(d)), c))));
+        });
+        l.store(u, out, l.add(l.mul(t, l.index(d)), c));
+      });
+    });
+    return success();
+  }
+};
+
+struct HcDistributeLowering
+    : ShapePreservingLowering<HcDistributeLowering, HcDistributeOp> {
+  LogicalResult emit(HcDistributeOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value y = l.lookup(op.getBranch()).flat;
+    Value maps = l.lookup(op.getMaps()).flat;
+    Value out = l.lookup(op.getResult()).flat;
+    MapsLayout m{op.getStreams()};
+    int64_t n = m.n, d = streamsWidth(op.getBranch());
+    Value alpha = l.f32(op.getAlpha().convertToDouble());
+    Arith f{l};
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value x = l.mul(t, l.index(n * d)), h = l.mul(t, l.index(m.width()));
+      Value yRow = l.mul(t, l.index(d));
+      l.forLoop(l.index(0), l.index(n), [&](Value i) {
+        Value post = l.load(maps, l.add(h, l.add(l.index(m.post()), i)));
+        Value resRow = l.add(h, l.add(l.index(m.res()), l.mul(i, l.index(n))));
+        l.forLoop(l.index(0), l.index(d), [&](Value c) {
+          Value mixed = f.sum(n, [&](Value j) {
+            return f.mul(
+                l.load(maps, l.add(resRow, j)),
+                l.load(in.flat, l.add(x, l.add(l.mul(j, l.index(d)), c))));
+          });
+          Value v = f.add(f.mul(alpha, mixed),
+                          f.mul(post, l.load(y, l.add(yRow, c))));
+          l.store(v, out, l.add(x, l.add(l.mul(i, l.index(d)), c)));
+        });
+      });
+    });
+    return success();
+  }
+};
+
+struct HcAggregateGradLowering
+    : ShapePreservingLowering<HcAggregateGradLowering, HcAggregateGradOp> {
+  LogicalResult plan(HcAggregateGradOp op, Lowering &l) const {
+    l.allocateLike(op.getInputGrad(), op.getInput());
+    l.allocateLike(op.getMapsGrad(), op.getMaps());
+    return success();
+  }
+  LogicalResult emit(HcAggregateGradOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value maps = l.lookup(op.getMaps()).flat;
+    Value g = l.lookup(op.getGrad()).flat;
+    Value dx = l.lookup(op.getInputGrad()).flat;
+    Value dmaps = l.lookup(op.getMapsGrad()).flat;
+    MapsLayout m{op.getStreams()};
+    int64_t n = m.n, d = streamsWidth(op.getGrad());
+    Arith f{l};
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value x = l.mul(t, l.index(n * d)), h = l.mul(t, l.index(m.width()));
+      Value gRow = l.mul(t, l.index(d));
+      l.forLoop(l.index(0), l.index(n), [&](Value i) {
+        Value stream = l.add(x, l.mul(i, l.index(d)));
+        Value pre = l.load(maps, l.add(h, i));
+        l.forLoop(l.index(0), l.index(d), [&](Value c) {
+          l.store(f.mul(pre, l.load(g, l.add(gRow, c))), dx, l.add(stream, c));
+        });
+        Value dot = f.sum(d, [&](Value c) {
+          return f.mul(l.load(in.flat, l.add(stream, c)),
+                       l.load(g, l.add(gRow, c)));
+        });
+        l.store(dot, dmaps, l.add(h, i));
+      });
+      l.forLoop(l.index(n), l.index(m.width()),
+                [&](Value k) { l.store(l.f32(0.0), dmaps, l.add(h, k)); });
+    });
+    return success();
+  }
+};
+
+struct HcDistributeGradLowering
+    : TfcOpLowering<HcDistributeGradLowering, HcDistributeGradOp> {
+  LogicalResult plan(HcDistributeGradOp op, Lowering &l) const {
+    l.allocateLike(op.getInputGrad(), op.getInput());
+    l.allocateLike(op.getBranchGrad(), op.getBranch());
+    l.allocateLike(op.getMapsGrad(), op.getMaps());
+    return success();
+  }
+  LogicalResult emit(HcDistributeGradOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value y = l.lookup(op.getBranch()).flat;
+    Value maps = l.lookup(op.getMaps()).flat;
+    Value g = l.lookup(op.getGrad()).flat;
+    Value dx = l.lookup(op.getInputGrad()).flat;
+    Value dy = l.lookup(op.getBranchGrad()).flat;
+    Value dmaps = l.lookup(op.getMapsGrad()).flat;
+    MapsLayout m{op.getStreams()};
+    int64_t n = m.n, d = streamsWidth(op.getBranch());
+    Value alpha = l.f32(op.getAlpha().convertToDouble());
+    Arith f{l};
+    Value dIdx = l.index(d), nIdx = l.index(n);
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value x = l.mul(t, l.index(n * d)), h = l.mul(t, l.index(m.width()));
+      Value yRow = l.mul(t, dIdx);
+      auto at = [&](Value stream, Value c) {
+        return l.add(x, l.add(l.mul(stream, dIdx), c));
+      };
+      auto res = [&](Value i, Value j) {
+        return l.add(h, l.add(l.index(m.res()), l.add(l.mul(i, nIdx), j)));
+      };
+      auto post = [&](Value i) {
+        return l.add(h, l.add(l.index(m.post()), i));
+      };
+      l.forLoop(l.index(0), l.index(d), [&](Value c) {
+        // dx_j = alpha sum_i H_res[i, j] g_i; dy = sum_i H_post[i] g_i.
+        l.forLoop(l.index(0), nIdx, [&](Value j) {
+          Value v = f.sum(n, [&](Value i) {
+            return f.mul(l.load(maps, res(i, j)), l.load(g, at(i, c)));
+          });
+          l.store(f.mul(alpha, v), dx, at(j, c));
+        });
+        Value v = f.sum(n, [&](Value i) {
+          return f.mul(l.load(maps, post(i)), l.load(g, at(i, c)));
+        });
+        l.store(v, dy, l.add(yRow, c));
+      });
+      l.forLoop(l.index(0), nIdx, [&](Value i) {
+        l.store(l.f32(0.0), dmaps, l.add(h, i));
+        l.store(f.sum(d,
+                      [&](Value c) {
+                        return f.mul(l.load(y, l.add(yRow, c)),
+                                     l.load(g, at(i, c)));
+                      }),
+                dmaps, post(i));
+        l.forLoop(l.index(0), nIdx, [&](Value j) {
+          Value dot = f.sum(d, [&](Value c) {
+            return f.mul(l.load(in.flat, at(j, c)), l.load(g, at(i, c)));
+          });
+          l.store(f.mul(alpha, dot), dmaps, res(i, j));
+        });
+      });
+    });
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// mHC's maps
+//===----------------------------------------------------------------------===//
+
+/// One token's mHC coefficients (tfc.mhc_maps): r, q = proj / r, and the
+/// pre-activation logits alpha_g q + bias of each part.
+struct MhcToken {
+  Lowering &l;
+  Arith f;
+  Value proj, alpha, bias;
+  MapsLayout m;
+  Value projRow, r;
+
+  MhcToken(Lowering &l, Value x, Value proj, Value alpha, Value bias, int64_t n,
+           int64_t d, double eps, Value t)
+      : l(l), f{l}, proj(proj), alpha(alpha), bias(bias), m{n} {
+    projRow = l.mul(t, l.index(m.width()));
+    r = f.rms(x, l.mul(t, l.index(n * d)), n * d, eps);
+  }
+  Value q(Value k) { return f.div(l.load(proj, l.add(projRow, k)), r); }
+  /// The gating factor of entry k's part: 0 pre, 1 post, 2 res.
+  Value gate(int64_t part) { return l.load(alpha, l.index(part)); }
+  Value logit(int64_t part, Value k) {
+    return f.add(f.mul(gate(part), q(k)), l.load(bias, k));
+  }
+};
+
+/// exp(H~_res) with each column's max subtracted, into `out` at `base`
+/// plus H_res's place in the maps (row-major): Sinkhorn's M_0 up to column
+/// scales, which its first column normalisation cancels.
+void emitSinkhornStart(Lowering &l, MhcToken &tok, Value out, Value base) {
+  int64_t n = tok.m.n;
+  Value nIdx = l.index(n), res = l.index(tok.m.res());
+  auto entry = [&](Value i, Value j) {
+    return l.add(res, l.add(l.mul(i, nIdx), j));
+  };
+  l.forLoop(l.index(0), nIdx, [&](Value j) {
+    Value max = l.forLoop(
+        l.index(0), nIdx, {l.f32(-std::numeric_limits<double>::infinity())},
+        [&](Value i, ValueRange acc) -> SmallVector<Value> {
+          return {tok.f.max(acc[0], tok.logit(2, entry(i, j)))};
+        })[0];
+    l.forLoop(l.index(0), nIdx, [&](Value i) {
+      l.store(tok.f.exp(tok.f.sub(tok.logit(2, entry(i, j)), max)), out,
+              l.add(base, entry(i, j)));
+    });
+  });
+}
+
+/// Divides each column (or row) of the n x n matrix at `base` by its sum;
+/// stores the sums at `sums` (when given).
+void normalise(Lowering &l, Arith &f, Value mat, Value base, int64_t n,
+               bool columns, Value sums = Value(), Value sumsBase = Value()) {
+  Value nIdx = l.index(n);
+  auto at = [&](Value line, Value k) {
+    return columns ? l.add(base, l.add(l.mul(k, nIdx), line))
+                   : l.add(base, l.add(l.mul(line, nIdx), k));
+  };
+  l.forLoop(l.index(0), nIdx, [&](Value line) {
+    Value total = f.sum(n, [&](Value k) { return l.load(mat, at(line, k)); });
+    if (sums)
+      l.store(total, sums, l.add(sumsBase, line));
+    l.forLoop(l.index(0), nIdx, [&](Value k) {
+      l.store(f.div(l.load(mat, at(line, k)), total), mat, at(line, k));
+    });
+  });
+}
+
+struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
+  LogicalResult plan(MhcMapsOp op, Lowering &l) const {
+    l.allocateLike(op.getResult(), op.getProj());
+    return success();
+  }
+  LogicalResult emit(MhcMapsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value proj = l.lookup(op.getProj()).flat;
+    Value alpha = l.lookup(op.getAlpha()).flat;
+    Value bias = l.lookup(op.getBias()).flat;
+    Value out = l.lookup(op.getResult()).flat;
+    int64_t n = op.getStreams(), d = streamsWidth(op.getInput()) / n;
+    double eps = op.getEpsilon().convertToDouble();
+    int64_t iters = op.getSinkhornIters();
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
+      Arith &f = tok.f;
+      Value row = tok.projRow;
+      // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid.
+      l.forLoop(l.index(0), l.index(n), [&](Value i) {
+        l.store(f.sigmoid(tok.logit(0, i)), out, l.add(row, i));
+        Value k = l.add(l.index(n), i);
+        l.store(f.mul(l.f32(2.0), f.sigmoid(tok.logit(1, k))), out,
+                l.add(row, k));
+      });
+      // Eq. 9: Sinkhorn-Knopp, in place: columns, then rows, t_max times.
+      Value res = l.add(row, l.index(tok.m.res()));
+      emitSinkhornStart(l, tok, out, row);
+      l.forLoop(l.index(0), l.index(iters), [&](Value) {
+        normalise(l, f, out, res, n, /*columns=*/true);
+        normalise(l, f, out, res, n, /*columns=*/false);
+      });
+    });
+    return success();
+  }
+};
+
+/// The Sinkhorn iterates one token's backward keeps: per iteration the
+/// column-normalised matrix C (n^2), its column sums c (n) and C's row sums
+/// r (n).
+struct SinkhornTape {
+  int64_t n;
+  int64_t perIteration() const { return n * n + 2 * n; }
+  Value c(Lowering &l, Value iteration) const {
+    return l.add(l.mul(iteration, l.index(perIteration())), l.index(n * n));
+  }
+  Value r(Lowering &l, Value iteration) const {
+    return l.add(c(l, iteration), l.index(n));
+  }
+  Value mat(Lowering &l, Value iteration) const {
+    return l.mul(iteration, l.index(perIteration()));
+  }
+};
+
+struct MhcMapsGradLowering : TfcOpLowering<MhcMapsGradLowering, MhcMapsGradOp> {
+  LogicalResult plan(MhcMapsGradOp op, Lowering &l) const {
+    l.allocateLike(op.getInputGrad(), op.getInput());
+    l.allocateLike(op.getProjGrad(), op.getProj());
+    Buffer proj = l.lookup(op.getProj());
+    l.allocateResult(op.getAlphaGrad(),
+                     {proj.dims[0], proj.dims[1], l.allocIndex(3)});
+    l.allocateLike(op.getBiasGrad(), op.getProj());
+    // The Sinkhorn tape, per token.
+    SinkhornTape tape{op.getStreams()};
+    l.allocate(l.b.getF32Type(),
+               {proj.dims[0], proj.dims[1],
+                l.allocIndex(op.getSinkhornIters() * tape.perIteration())});
+    return success();
+  }
+  LogicalResult emit(MhcMapsGradOp op, Lowering &l) const;
+};
+
+LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
+  Value tapes = l.takeScratch().flat;
+  Buffer in = l.lookup(op.getInput());
+  Value proj = l.lookup(op.getProj()).flat;
+  Value alpha = l.lookup(op.getAlpha()).flat;
+  Value bias = l.lookup(op.getBias()).flat;
+  Value g = l.lookup(op.getGrad()).flat;
+  Value dx = l.lookup(op.getInputGrad()).flat;
+  Value dproj = l.lookup(op.getProjGrad()).flat;
+  Value dalpha = l.lookup(op.getAlphaGrad()).flat;
+  Value dbias = l.lookup(op.getBiasGrad()).flat;
+  int64_t n = op.getStreams(), d = streamsWidth(op.getInput()) / n;
+  int64_t iters = op.getSinkhornIters();
+  double eps = op.getEpsilon().convertToDouble();
+  SinkhornTape tape{n};
+  Value nIdx = l.index(n);
+
+  l.parallelFor(rowCount(l, in), [&](Value t) {
+    MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
+    Arith &f = tok.f;
+    Value row = tok.projRow;
+    Value tapeBase = l.mul(t, l.index(iters * tape.perIteration()));
+    // The working n x n matrix: dbias's H_res part, which ends as d H~_res.
+    Value work = l.add(row, l.index(tok.m.res()));
+    auto entry = [&](Value base, Value i, Value j) {
+      return l.add(base, l.add(l.mul(i, nIdx), j));
+    };
+
+    // Forward again, keeping each iteration's C, c and r.
+    emitSinkhornStart(l, tok, dbias, row);
+    l.forLoop(l.index(0), l.index(iters), [&](Value it) {
+      Value mat = l.add(tapeBase, tape.mat(l, it));
+      normalise(l, f, dbias, work, n, /*columns=*/true, tapes,
+                l.add(tapeBase, tape.c(l, it)));
+      l.forLoop(l.index(0), nIdx, [&](Value i) {
+        l.forLoop(l.index(0), nIdx, [&](Value j) {
+          l.store(l.load(dbias, entry(work, i, j)), tapes, entry(mat, i, j));
+        });
+      });
+      normalise(l, f, dbias, work, n, /*columns=*/false, tapes,
+                l.add(tapeBase, tape.r(l, it)));
+    });
+
+    // Backward through the iterations, last first: G = d H_res.
+    l.forLoop(l.index(0), nIdx, [&](Value i) {
+      l.forLoop(l.index(0), nIdx, [&](Value j) {
+        l.store(l.load(g, entry(work, i, j)), dbias, entry(work, i, j));
+      });
+    });
+    l.forLoop(l.index(0), l.index(iters), [&](Value back) {
+      Value it = l.sub(l.index(iters - 1), back);
+      Value mat = l.add(tapeBase, tape.mat(l, it));
+      Value cBase = l.add(tapeBase, tape.c(l, it));
+      Value rBase = l.add(tapeBase, tape.r(l, it));
+      // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
+      l.forLoop(l.index(0), nIdx, [&](Value i) {
+        Value ri = l.load(tapes, l.add(rBase, i));
+        Value dot = f.sum(n, [&](Value j) {
+          return f.mul(l.load(dbias, entry(work, i, j)),
+                       f.div(l.load(tapes, entry(mat, i, j)), ri));
+        });
+        l.forLoop(l.index(0), nIdx, [&](Value j) {
+          Value v = l.load(dbias, entry(work, i, j));
+          l.store(f.div(f.sub(v, dot), ri), dbias, entry(work, i, j));
+        });
+      });
+      // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
+      l.forLoop(l.index(0), nIdx, [&](Value j) {
+        Value cj = l.load(tapes, l.add(cBase, j));
+        Value dot = f.sum(n, [&](Value i) {
+          return f.mul(l.load(dbias, entry(work, i, j)),
+                       l.load(tapes, entry(mat, i, j)));
+        });
+        l.forLoop(l.index(0), nIdx, [&](Value i) {
+          Value v = l.load(dbias, entry(work, i, j));
+          l.store(f.div(f.sub(v, dot), cj), dbias, entry(work, i, j));
+        });
+      });
+    });
+    // exp: d H~_res = dM_0 * M_0, M_0 = C_0 c_0 (column-max shifted).
+    Value first = tapeBase;
+    Value c0 = l.add(tapeBase, tape.c(l, l.index(0)));
+    l.forLoop(l.index(0), nIdx, [&](Value i) {
+      l.forLoop(l.index(0), nIdx, [&](Value j) {
+        Value m0 = f.mul(l.load(tapes, entry(first, i, j)),
+                         l.load(tapes, l.add(c0, j)));
+        Value at = entry(work, i, j);
+        l.store(f.mul(l.load(dbias, at), m0), dbias, at);
+      });
+    });
+    // H_pre = sigmoid(z): dz = g s (1 - s); H_post = 2 sigmoid(z): dz = g
+    // p (1 - p / 2).
+    l.forLoop(l.index(0), nIdx, [&](Value i) {
+      Value s = f.sigmoid(tok.logit(0, i));
+      Value at = l.add(row, i);
+      l.store(f.mul(l.load(g, at), f.mul(s, f.sub(l.f32(1.0), s))), dbias, at);
+      Value k = l.add(nIdx, i);
+      Value p = f.sigmoid(tok.logit(1, k));
+      Value atPost = l.add(row, k);
+      l.store(f.mul(l.load(g, atPost),
+                    f.mul(l.f32(2.0), f.mul(p, f.sub(l.f32(1.0), p)))),
+              dbias, atPost);
+    });
+    // Through q = proj / r: d alpha_g = sum dz q, dq = alpha_g dz,
+    // d proj = dq / r, dr = -sum dq q / r.
+    Value alphaRow = l.mul(t, l.index(3));
+    Value dr = l.f32(0.0);
+    for (int64_t part = 0; part < 3; ++part) {
+      int64_t lo = part == 0 ? 0 : part == 1 ? n : 2 * n;
+      int64_t hi = part == 0 ? n : part == 1 ? 2 * n : n * n + 2 * n;
+      Value gate = tok.gate(part);
+      SmallVector<Value> sums =
+          l.forLoop(l.index(lo), l.index(hi), {l.f32(0.0), dr},
+                    [&](Value k, ValueRange acc) -> SmallVector<Value> {
+                      Value dz = l.load(dbias, l.add(row, k));
+                      Value q = tok.q(k);
+                      Value dq = f.mul(gate, dz);
+                      l.store(f.div(dq, tok.r), dproj, l.add(row, k));
+                      return {f.add(acc[0], f.mul(dz, q)),
+                              f.sub(acc[1], f.div(f.mul(dq, q), tok.r))};
+                    });
+      l.store(sums[0], dalpha, l.add(alphaRow, l.index(part)));
+      dr = sums[1];
+    }
+    // r = sqrt(mean(x^2) + eps): dx = dr x / (n d r).
+    Value scale = f.div(dr, f.mul(l.f32(double(n * d)), tok.r));
+    Value x = l.mul(t, l.index(n * d));
+    l.forLoop(l.index(0), l.index(n * d), [&](Value c) {
+      l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx, l.add(x, c));
+    });
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// HC's maps
+//===----------------------------------------------------------------------===//
+
+/// One stream i of one token (tfc.hc_maps): its r_i and the normalised
+/// projections alpha_proj / r_i (n + 1) and beta_proj / r_i.
+struct HcStream {
+  Lowering &l;
+  Arith f;
+  Value alphaProj, betaProj, alphaRow, betaAt, r;
+
+  HcStream(Lowering &l, Value x, Value alphaProj, Value betaProj, int64_t n,
+           int64_t d, double eps, Value t, Value i)
+      : l(l), f{l}, alphaProj(alphaProj), betaProj(betaProj) {
+    Value row = l.add(l.mul(t, l.index(n)), i); // [t * n + i]
+    alphaRow = l.mul(row, l.index(n + 1));
+    betaAt = row;
+    r = f.rms(x, l.mul(row, l.index(d)), d, eps);
+  }
+  Value za(Value k) { return f.div(l.load(alphaProj, l.add(alphaRow, k)), r); }
+  Value zb() { return f.div(l.load(betaProj, betaAt), r); }
+};
+
+struct HcMapsLowering : TfcOpLowering<HcMapsLowering, HcMapsOp> {
+  LogicalResult plan(HcMapsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    int64_t n = op.getStreams();
+    l.allocateResult(op.getResult(), {in.dims[0], in.dims[1],
+                                      l.allocIndex(MapsLayout{n}.width())});
+    return success();
+  }
+  LogicalResult emit(HcMapsOp op, Lowering &l) const {
+    Buffer in = l.lookup(op.getInput());
+    Value alphaProj = l.lookup(op.getAlphaProj()).flat;
+    Value betaProj = l.lookup(op.getBetaProj()).flat;
+    Value staticAlpha = l.lookup(op.getStaticAlpha()).flat;
+    Value staticBeta = l.lookup(op.getStaticBeta()).flat;
+    Value out = l.lookup(op.getResult()).flat;
+    MapsLayout m{op.getStreams()};
+    int64_t n = m.n, d = streamsWidth(op.getInput()) / n;
+    double eps = op.getEpsilon().convertToDouble();
+    Value zero = l.index(0), nIdx = l.index(n);
+    l.parallelFor(rowCount(l, in), [&](Value t) {
+      Value sa = l.load(l.lookup(op.getAlphaScale()).flat, zero);
+      Value sb = l.load(l.lookup(op.getBetaScale()).flat, zero);
+      Value row = l.mul(t, l.index(m.width()));
+      l.forLoop(zero, nIdx, [&](Value i) {
+        HcStream s(l, in.flat, alphaProj, betaProj, n, d, eps, t, i);
+        Arith &f = s.f;
+        Value staticRow = l.mul(i, l.index(n + 1));
+        // A[i, k] = s_alpha tanh(za_k) + static_alpha[i, k].
+        auto a = [&](Value k) {
+          return f.add(f.mul(sa, f.tanh(s.za(k))),
+                       l.load(staticAlpha, l.add(staticRow, k)));
+        };
+        l.store(a(zero), out, l.add(row, i));
+        Value b = f.add(f.mul(sb, f.tanh(s.zb())), l.load(staticBeta, i));
+        l.store(b, out, l.add(row, l.add(l.index(m.post()), i)));
+        // H_res[j, i] = A[i, 1 + j].
+        l.forLoop(zero, nIdx, [&](Value j) {
+          l.store(
+              a(l.add(j, l.index(1))), out,
+              l.add(row, l.add(l.index(m.res()), l.add(l.mul(j, nIdx), i))));
+        });
+      });
+    });
+    return success();
+  }
+};
+
+struct HcMapsGradLowering : TfcOpLowering<HcMapsGradLowering, HcMapsGradOp> {
+  LogicalResult plan(HcMapsGradOp op, Lowering &l) const {
+    l.allocateLike(op.getInputGrad(), op.getInput());
+    l.allocateLike(op.getAlphaProjGrad(), op.getAlphaProj());
+    l.allocateLike(op.getBetaProjGrad(), op.getBetaProj());
+    Buffer g = l.lookup(op.getGrad());
+    for (Value rows : {op.getStaticAlphaGrad(), op.getStaticBetaGrad(),
+                       op.getAlphaScaleGrad(), op.getBetaScaleGrad()})
+      l.allocateResult(
+          rows, {g.dims[0], g.dims[1], l.allocIndex(streamsWidth(rows))});
+    return success();
+  }
+  LogicalResult emit(HcMapsGradOp op, Lowering &l) const;
+};
+
+LogicalResult HcMapsGradLowering::emit(HcMapsGradOp op, Lowering &l) const {
+  Buffer in = l.lookup(op.getInput());
+  Value alphaProj = l.lookup(op.getAlphaProj()).flat;
+  Value betaProj = l.lookup(op.getBetaProj()).flat;
+  Value g = l.lookup(op.getGrad()).flat;
+  Value dx = l.lookup(op.getInputGrad()).flat;
+  Value dAlphaProj = l.lookup(op.getAlphaProjGrad()).flat;
+  Value dBetaProj = l.lookup(op.getBetaProjGrad()).flat;
+  Value dStaticAlpha = l.lookup(op.getStaticAlphaGrad()).flat;
+  Value dStaticBeta = l.lookup(op.getStaticBetaGrad()).flat;
+  Value dAlphaScale = l.lookup(op.getAlphaScaleGrad()).flat;
+  Value dBetaScale = l.lookup(op.getBetaScaleGrad()).flat;
+  MapsLayout m{op.getStreams()};
+  int64_t n = m.n, d = streamsWidth(op.getInput()) / n;
+  double eps = op.getEpsilon().convertToDouble();
+  Value zero = l.index(0), one = l.index(1), nIdx = l.index(n);
+  Value aWidth = l.index(n + 1);
+
+  l.parallelFor(rowCount(l, in), [&](Value t) {
+    Value sa = l.load(l.lookup(op.getAlphaScale()).flat, zero);
+    Value sb = l.load(l.lookup(op.getBetaScale()).flat, zero);
+    Value row = l.mul(t, l.index(m.width()));
+    Arith f{l};
+    SmallVector<Value> scales = l.forLoop(
+        zero, nIdx, {l.f32(0.0), l.f32(0.0)},
+        [&](Value i, ValueRange acc) -> SmallVector<Value> {
+          HcStream s(l, in.flat, alphaProj, betaProj, n, d, eps, t, i);
+          // dA[i, 0] = d H_pre[i]; dA[i, 1 + j] = d H_res[j, i].
+          auto dA = [&](Value k) -> Value {
+            Value isPre = arith::CmpIOp::create(
+                l.b, l.loc, arith::CmpIPredicate::eq, k, zero);
+            Value j = l.sub(l.maxIdx(k, one), one);
+            Value resAt =
+                l.add(row, l.add(l.index(m.res()), l.add(l.mul(j, nIdx), i)));
+            Value at = arith::SelectOp::create(l.b, l.loc, isPre, l.add(row, i),
+                                               resAt);
+            return l.load(g, at);
+          };
+          Value staticRow = l.mul(l.add(l.mul(t, nIdx), i), aWidth);
+          SmallVector<Value> a = l.forLoop(
+              zero, aWidth, {l.f32(0.0), l.f32(0.0)},
+              [&](Value k, ValueRange sums) -> SmallVector<Value> {
+                Value grad = dA(k);
+                l.store(grad, dStaticAlpha, l.add(staticRow, k));
+                Value z = s.za(k), th = f.tanh(z);
+                Value dz =
+                    f.mul(f.mul(grad, sa), f.sub(l.f32(1.0), f.mul(th, th)));
+                l.store(f.div(dz, s.r), dAlphaProj, l.add(s.alphaRow, k));
+                return {f.add(sums[0], f.mul(grad, th)),
+                        f.add(sums[1], f.mul(dz, z))};
+              });
+          Value dB = l.load(g, l.add(row, l.add(l.index(m.post()), i)));
+          l.store(dB, dStaticBeta, l.add(l.mul(t, nIdx), i));
+          Value zb = s.zb(), tb = f.tanh(zb);
+          Value dzb = f.mul(f.mul(dB, sb), f.sub(l.f32(1.0), f.mul(tb, tb)));
+          l.store(f.div(dzb, s.r), dBetaProj, s.betaAt);
+          // r_i = sqrt(mean(x_i^2) + eps): dx_i = dr_i x_i / (d r_i), with
+          // dr_i = -(sum_k dza_k za_k + dzb zb) / r_i.
+          Value dr = f.neg(f.div(f.add(a[1], f.mul(dzb, zb)), s.r));
+          Value scale = f.div(dr, f.mul(l.f32(double(d)), s.r));
+          Value x = l.mul(l.add(l.mul(t, nIdx), i), l.index(d));
+          l.forLoop(zero, l.index(d), [&](Value c) {
+            l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx,
+                    l.add(x, c));
+          });
+          return {f.add(acc[0], a[0]), f.add(acc[1], f.mul(dB, tb))};
+        });
+    l.store(scales[0], dAlphaScale, t);
+    l.store(scales[1], dBetaScale, t);
+  });
+  return success();
+}
+
+} // namespace
+
+void mlir::tfc::populateHyperConnectionLowerings(OpLoweringSet &set) {
+  set.add<HcExpandLowering, HcMergeLowering, SplitStreamsLowering,
+          JoinStreamsLowering, HcAggregateLowering, HcDistributeLowering,
+          HcAggregateGradLowering, HcDistributeGradLowering, MhcMapsLowering,
+          MhcMapsGradLowering, HcMapsLowering, HcMapsGradLowering>();
+}
