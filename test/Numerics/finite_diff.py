@@ -236,6 +236,19 @@ def specs():
         "model": dict(MODEL, d_ff=12), "norm": {"position": "post"},
         "ffn": {"activation": "gelu", "experts": 4, "top_k": 1, "renormalize": False},
         "attention": {"cross": True}}, 2, 4, 3))
+    # Hyper-connections: mHC (3 streams, 4 Sinkhorn iterations, every one
+    # differentiated) in a padded pre-norm LM; HC (2 streams) after post-LN
+    # (a norm on each stream) with cross-attention.
+    out.append(("fd_mhc3_lm_pad", {
+        "model": dict(MODEL, d_ff=12, max_batch=3), "norm": {"type": "rmsnorm"},
+        "residual": {"streams": 3, "sinkhorn_iters": 4},
+        "attention": {"key_padding": True},
+        "embedding": {"vocab": 11, "positions": "learned"},
+        "head": {"loss": "cross_entropy"}}, 3, 4, 0))
+    out.append(("fd_hc2_post_cross", {
+        "model": dict(MODEL, d_ff=12), "norm": {"position": "post"},
+        "residual": {"streams": 2, "mixing": "hc"},
+        "attention": {"cross": True}}, 2, 3, 4))
     out.append(("fd_nores_post_cross", {
         "model": dict(MODEL, d_ff=12), "norm": {"type": "rmsnorm", "position": "post"},
         "residual": {"enabled": False}, "ffn": {"activation": "geglu"},

@@ -492,8 +492,9 @@ TEST(SpecTest, AblationContradictions) {
             "test.toml:9:8: error: 'embedding.norm = true' needs a norm, but "
             "norm.type = \"none\"");
   EXPECT_EQ(parseFails(minimal("[norm]\ntype = \"none\"\neps = 1e-6\n")).str(),
-            "test.toml:7:7: error: 'norm.eps' applies to the norms and "
-            "QK-norm, but norm.type and attention.qk_norm are both \"none\"");
+            "test.toml:7:7: error: 'norm.eps' applies to the norms, QK-norm "
+            "and the hyper-connections, but norm.type and attention.qk_norm "
+            "are both \"none\" and residual.streams = 1");
   EXPECT_EQ(parseFails(minimal("[norm]\nposition = \"deepnorm\"\n"
                                "[residual]\nenabled = false\n"))
                 .str(),
@@ -1313,4 +1314,91 @@ TEST(SpecTest, QKNormAndRopeErrors) {
             "test.toml:7:17: error: the rotary width int(rope_fraction * "
             "head_dim) = int(0.05 * 16) = 0 is too small; RoPE rotates pairs "
             "of dims, so it must be even and at least 2");
+}
+
+TEST(SpecTest, HyperConnectionsDefaults) {
+  // One stream by default: nothing of mixing or Sinkhorn is printed.
+  Spec plain = parseOk(minimal());
+  EXPECT_EQ(plain.residual.streams, 1);
+  EXPECT_FALSE(plain.residual.hyper());
+  EXPECT_EQ(printSpec(plain).find("mixing"), std::string::npos);
+  EXPECT_EQ(printSpec(plain).find("sinkhorn"), std::string::npos);
+  // streams = 1 written out is the plain residual.
+  Spec one = parseOk(minimal("[residual]\nstreams = 1\n"));
+  EXPECT_EQ(printSpec(one), printSpec(plain));
+  EXPECT_EQ(paramCount(one), paramCount(plain));
+
+  // mHC with 20 iterations by default; HC prints no iterations.
+  Spec mhc = parseOk(minimal("[residual]\nstreams = 4\n"));
+  EXPECT_EQ(mhc.residual.mixing, Mixing::MHC);
+  EXPECT_EQ(mhc.residual.sinkhornIters, 20);
+  EXPECT_NE(printSpec(mhc).find("streams = 4\nmixing = \"mhc\"\n"
+                                "sinkhorn_iters = 20\n"),
+            std::string::npos);
+  Spec hc = parseOk(minimal("[residual]\nstreams = 2\nmixing = \"hc\"\n"));
+  EXPECT_EQ(hc.residual.mixing, Mixing::HC);
+  EXPECT_EQ(printSpec(hc).find("sinkhorn"), std::string::npos);
+  // norm.eps serves the maps' RMS normalisation without any norm.
+  Spec bare = parseOk(minimal("[norm]\ntype = \"none\"\neps = 1e-6\n"
+                              "[residual]\nstreams = 2\n"));
+  EXPECT_EQ(bare.norm.eps, 1e-6);
+  EXPECT_NE(printSpec(bare).find("eps = 1e-06\n"), std::string::npos);
+  Spec widest = parseOk(minimal("[residual]\nstreams = 16\n"
+                                "sinkhorn_iters = 256\n"));
+  EXPECT_EQ(widest.residual.streams, Limits::maxStreams);
+  EXPECT_EQ(widest.residual.sinkhornIters, Limits::maxSinkhornIters);
+  for (const Spec *s : {&plain, &one, &mhc, &hc, &bare, &widest})
+    expectRoundTrip(*s);
+}
+
+TEST(SpecTest, HyperConnectionsCrossEverything) {
+  const char *extras[] = {
+      "depth = 4\n[norm]\nposition = \"deepnorm\"\n"
+      "[residual]\nstreams = 2\n[attention]\ncross = true\n",
+      "[norm]\ntype = \"rmsnorm\"\nposition = \"sandwich\"\n"
+      "[residual]\nstreams = 3\nmixing = \"hc\"\n"
+      "[ffn]\nactivation = \"swiglu\"\nexperts = 4\nshared_experts = 1\n",
+      "dtype = \"bf16\"\n[residual]\nstreams = 4\nsinkhorn_iters = 5\n"
+      "[attention]\nn_kv_heads = 2\npositions = \"rope\"\nkey_padding = "
+      "true\n[embedding]\nvocab = 10\n[head]\nloss = \"cross_entropy\"\n"
+      "[probes]\nhidden_norms = true\n[target]\ndevice = \"cuda\"\n",
+      "[norm]\ntype = \"none\"\nposition = \"post\"\n"
+      "[residual]\nstreams = 2\nmixing = \"hc\"\n",
+  };
+  for (const char *extra : extras) {
+    SCOPED_TRACE(extra);
+    Spec s = parseOk(minimal(extra));
+    EXPECT_TRUE(s.residual.hyper());
+    expectRoundTrip(s);
+  }
+}
+
+TEST(SpecTest, HyperConnectionsParamCountAndBound) {
+  std::string base = "name = \"h\"\n[model]\nd_model = 8\nn_heads = 2\n"
+                     "depth = 3\nmax_seq = 16\nmax_batch = 5\n";
+  Spec plain = parseOk(base);
+  // Per sub-layer (attn, ffn), docs/hyper_connections.md: mHC n d (n^2 +
+  // 2n) + n^2 + 2n + 3, HC d (n + 2) + n (n + 2) + 2; n = 4, d = 8.
+  Spec mhc = parseOk(base + "[residual]\nstreams = 4\n");
+  int64_t mhcSub = 4 * 8 * 24 + 24 + 3;
+  EXPECT_EQ(paramCount(mhc), paramCount(plain) + 3 * 2 * mhcSub);
+  Spec hc = parseOk(base + "[residual]\nstreams = 4\nmixing = \"hc\"\n");
+  int64_t hcSub = 8 * 6 + 4 * 6 + 2;
+  EXPECT_EQ(paramCount(hc), paramCount(plain) + 3 * 2 * hcSub);
+  // Cross-attention has a third.
+  Spec cross = parseOk(base + "[residual]\nstreams = 4\nmixing = \"hc\"\n"
+                              "[attention]\ncross = true\n");
+  Spec crossPlain = parseOk(base + "[attention]\ncross = true\n");
+  EXPECT_EQ(paramCount(cross), paramCount(crossPlain) + 3 * 3 * hcSub);
+
+  // The bound, per token and sub-layer: the streams 16 n d, the maps and
+  // their gradients 8 (n^2 + 2n), the sub-layer's rows 8 d and the
+  // Sinkhorn tape 2 (iters + 2) n^2; outside the blocks the streams
+  // 8 n d instead of 8 d; the parameters' scratch.
+  int64_t hcToken = 16 * 4 * 8 + 8 * 24 + 8 * 8 + 2 * 22 * 16;
+  int64_t outside = 16 * (8 * 4 * 8 - 8 * 8);
+  int64_t scratch = 8 * (paramCount(mhc) - paramCount(plain));
+  EXPECT_EQ(workspaceBound(mhc),
+            workspaceBound(plain) +
+                4 * (5 * (3 * 16 * 2 * hcToken + outside) + scratch));
 }
