@@ -10,6 +10,7 @@
 
 #include "conversion/OpLowering.h"
 #include "kernels/Elementwise.h"
+#include "kernels/Math.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -58,6 +59,36 @@ struct Arith {
                      [&](Value i, ValueRange acc) -> SmallVector<Value> {
                        return {add(acc[0], term(i))};
                      })[0];
+  }
+  /// sum over c < width of a[aFirst + c] * b[bFirst + c]: a row's dot
+  /// product, reassociable so that LLVM vectorizes it (in a fixed order).
+  Value dot(Value a, Value aFirst, Value b, Value bFirst, int64_t width) {
+    return l.forLoop(l.index(0), l.index(width), {l.f32(0.0)},
+                     [&](Value c, ValueRange acc) -> SmallVector<Value> {
+                       Value term = mul(l.load(a, l.add(aFirst, c)),
+                                        l.load(b, l.add(bFirst, c)));
+                       return {reassocAdd(l, acc[0], term)};
+                     })[0];
+  }
+  /// out[outFirst + c] = sum_k coef(k) * in[rowOf(k) + c] for c < width,
+  /// k in [0, count) in order: row by row, so the inner loops run over
+  /// contiguous columns.
+  void combineRows(Value out, Value outFirst, int64_t count, int64_t width,
+                   function_ref<Value(Value)> coef, Value in,
+                   function_ref<Value(Value)> rowOf) {
+    Value w = l.index(width);
+    Value c0 = coef(l.index(0)), r0 = rowOf(l.index(0));
+    l.forLoop(l.index(0), w, [&](Value c) {
+      l.store(mul(c0, l.load(in, l.add(r0, c))), out, l.add(outFirst, c));
+    });
+    l.forLoop(l.index(1), l.index(count), [&](Value k) {
+      Value ck = coef(k), rk = rowOf(k);
+      l.forLoop(l.index(0), w, [&](Value c) {
+        Value at = l.add(outFirst, c);
+        l.store(add(l.load(out, at), mul(ck, l.load(in, l.add(rk, c)))), out,
+                at);
+      });
+    });
   }
   /// sqrt(mean(x[first + c]^2 over c < width) + eps).
   Value rms(Value x, Value first, int64_t width, double eps) {
@@ -114,9 +145,11 @@ struct HcExpandLowering : TfcOpLowering<HcExpandLowering, HcExpandOp> {
     int64_t n = op.getStreams(), d = streamsWidth(op.getInput());
     l.parallelFor(rowCount(l, in), [&](Value t) {
       Value from = l.mul(t, l.index(d)), to = l.mul(t, l.index(n * d));
-      l.forLoop(l.index(0), l.index(n * d), [&](Value e) {
-        Value c = arith::RemUIOp::create(l.b, l.loc, e, l.index(d));
-        l.store(l.load(in.flat, l.add(from, c)), out, l.add(to, e));
+      l.forLoop(l.index(0), l.index(n), [&](Value i) {
+        Value stream = l.add(to, l.mul(i, l.index(d)));
+        l.forLoop(l.index(0), l.index(d), [&](Value c) {
+          l.store(l.load(in.flat, l.add(from, c)), out, l.add(stream, c));
+        });
       });
     });
     return success();
@@ -137,13 +170,10 @@ struct HcMergeLowering : TfcOpLowering<HcMergeLowering, HcMergeOp> {
     int64_t n = op.getStreams(), d = streamsWidth(op.getResult());
     Arith f{l};
     l.parallelFor(rowCount(l, in), [&](Value t) {
-      Value from = l.mul(t, l.index(n * d)), to = l.mul(t, l.index(d));
-      l.forLoop(l.index(0), l.index(d), [&](Value c) {
-        Value total = f.sum(n, [&](Value i) {
-          return l.load(in.flat, l.add(from, l.add(l.mul(i, l.index(d)), c)));
-        });
-        l.store(total, out, l.add(to, c));
-      });
+      Value from = l.mul(t, l.index(n * d));
+      f.combineRows(
+          out, l.mul(t, l.index(d)), n, d, [&](Value) { return l.f32(1.0); },
+          in.flat, [&](Value i) { return l.add(from, l.mul(i, l.index(d))); });
     });
     return success();
   }
@@ -188,14 +218,10 @@ struct HcAggregateLowering : TfcOpLowering<HcAggregateLowering, HcAggregateOp> {
     Arith f{l};
     l.parallelFor(rowCount(l, in), [&](Value t) {
       Value x = l.mul(t, l.index(n * d)), h = l.mul(t, l.index(m.width()));
-      l.forLoop(l.index(0), l.index(d), [&](Value c) {
-        Value u = f.sum(n, [&](Value i) {
-          return f.mul(
-              l.load(maps, l.add(h, i)),
-              l.load(in.flat, l.add(x, l.add(l.mul(i, l.index(d)), c))));
-        });
-        l.store(u, out, l.add(l.mul(t, l.index(d)), c));
-      });
+      f.combineRows(
+          out, l.mul(t, l.index(d)), n, d,
+          [&](Value i) { return l.load(maps, l.add(h, i)); }, in.flat,
+          [&](Value i) { return l.add(x, l.mul(i, l.index(d))); });
     });
     return success();
   }
@@ -218,15 +244,17 @@ struct HcDistributeLowering
       l.forLoop(l.index(0), l.index(n), [&](Value i) {
         Value post = l.load(maps, l.add(h, l.add(l.index(m.post()), i)));
         Value resRow = l.add(h, l.add(l.index(m.res()), l.mul(i, l.index(n))));
+        // alpha sum_j H_res[i, j] x_j + H_post[i] y, the sum in j order.
+        Value stream = l.add(x, l.mul(i, l.index(d)));
+        f.combineRows(
+            out, stream, n, d,
+            [&](Value j) { return l.load(maps, l.add(resRow, j)); }, in.flat,
+            [&](Value j) { return l.add(x, l.mul(j, l.index(d))); });
         l.forLoop(l.index(0), l.index(d), [&](Value c) {
-          Value mixed = f.sum(n, [&](Value j) {
-            return f.mul(
-                l.load(maps, l.add(resRow, j)),
-                l.load(in.flat, l.add(x, l.add(l.mul(j, l.index(d)), c))));
-          });
-          Value v = f.add(f.mul(alpha, mixed),
-                          f.mul(post, l.load(y, l.add(yRow, c))));
-          l.store(v, out, l.add(x, l.add(l.mul(i, l.index(d)), c)));
+          Value at = l.add(stream, c);
+          l.store(f.add(f.mul(alpha, l.load(out, at)),
+                        f.mul(post, l.load(y, l.add(yRow, c)))),
+                  out, at);
         });
       });
     });
@@ -235,7 +263,7 @@ struct HcDistributeLowering
 };
 
 struct HcAggregateGradLowering
-    : ShapePreservingLowering<HcAggregateGradLowering, HcAggregateGradOp> {
+    : TfcOpLowering<HcAggregateGradLowering, HcAggregateGradOp> {
   LogicalResult plan(HcAggregateGradOp op, Lowering &l) const {
     l.allocateLike(op.getInputGrad(), op.getInput());
     l.allocateLike(op.getMapsGrad(), op.getMaps());
@@ -259,11 +287,7 @@ struct HcAggregateGradLowering
         l.forLoop(l.index(0), l.index(d), [&](Value c) {
           l.store(f.mul(pre, l.load(g, l.add(gRow, c))), dx, l.add(stream, c));
         });
-        Value dot = f.sum(d, [&](Value c) {
-          return f.mul(l.load(in.flat, l.add(stream, c)),
-                       l.load(g, l.add(gRow, c)));
-        });
-        l.store(dot, dmaps, l.add(h, i));
+        l.store(f.dot(in.flat, stream, g, gRow, d), dmaps, l.add(h, i));
       });
       l.forLoop(l.index(n), l.index(m.width()),
                 [&](Value k) { l.store(l.f32(0.0), dmaps, l.add(h, k)); });
@@ -305,32 +329,26 @@ struct HcDistributeGradLowering
       auto post = [&](Value i) {
         return l.add(h, l.add(l.index(m.post()), i));
       };
-      l.forLoop(l.index(0), l.index(d), [&](Value c) {
-        // dx_j = alpha sum_i H_res[i, j] g_i; dy = sum_i H_post[i] g_i.
-        l.forLoop(l.index(0), nIdx, [&](Value j) {
-          Value v = f.sum(n, [&](Value i) {
-            return f.mul(l.load(maps, res(i, j)), l.load(g, at(i, c)));
-          });
-          l.store(f.mul(alpha, v), dx, at(j, c));
+      auto stream = [&](Value i) { return at(i, l.index(0)); };
+      // dx_j = alpha sum_i H_res[i, j] g_i; dy = sum_i H_post[i] g_i.
+      l.forLoop(l.index(0), nIdx, [&](Value j) {
+        f.combineRows(
+            dx, stream(j), n, d,
+            [&](Value i) { return l.load(maps, res(i, j)); }, g, stream);
+        l.forLoop(l.index(0), dIdx, [&](Value c) {
+          Value a = at(j, c);
+          l.store(f.mul(alpha, l.load(dx, a)), dx, a);
         });
-        Value v = f.sum(n, [&](Value i) {
-          return f.mul(l.load(maps, post(i)), l.load(g, at(i, c)));
-        });
-        l.store(v, dy, l.add(yRow, c));
       });
+      f.combineRows(
+          dy, yRow, n, d, [&](Value i) { return l.load(maps, post(i)); }, g,
+          stream);
       l.forLoop(l.index(0), nIdx, [&](Value i) {
         l.store(l.f32(0.0), dmaps, l.add(h, i));
-        l.store(f.sum(d,
-                      [&](Value c) {
-                        return f.mul(l.load(y, l.add(yRow, c)),
-                                     l.load(g, at(i, c)));
-                      }),
-                dmaps, post(i));
+        l.store(f.dot(y, yRow, g, stream(i), d), dmaps, post(i));
         l.forLoop(l.index(0), nIdx, [&](Value j) {
-          Value dot = f.sum(d, [&](Value c) {
-            return f.mul(l.load(in.flat, at(j, c)), l.load(g, at(i, c)));
-          });
-          l.store(f.mul(alpha, dot), dmaps, res(i, j));
+          l.store(f.mul(alpha, f.dot(in.flat, stream(j), g, stream(i), d)),
+                  dmaps, res(i, j));
         });
       });
     });
