@@ -139,8 +139,10 @@ def make_toml(name, sections):
 
 
 class SpecCase:
-    def __init__(self, name, sections, quick=False):
-        self.name, self.quick = name, quick
+    def __init__(self, name, sections, quick=False, long_only=False):
+        # long_only: run by conformance-long.test (all_specs without
+        # --pairwise), not by CI's conformance.test.
+        self.name, self.quick, self.long_only = name, quick, long_only
         # [probes] expert_counts: the harness runs the spec without it (its
         # forward call has the fixed outputs), check_expert_counts with it.
         self.probe_toml = None
@@ -618,7 +620,8 @@ def hc_specs():
     (d_model 16-24, depth 2, max_seq 8), crossing the four norm positions,
     RMSNorm, LayerNorm and none, 2 to 4 streams, a few Sinkhorn iteration
     counts, causal LMs with key padding, cross-attention, a mixture of
-    experts and bf16."""
+    experts and bf16. Three of them are long_only: CI keeps mHC pre and
+    post, HC with cross-attention and MoE, and bf16."""
     base = {"d_model": 16, "n_heads": 2, "d_ff": 32, "depth": 2, "max_seq": 8,
             "max_batch": 4}
     return [
@@ -632,7 +635,7 @@ def hc_specs():
         SpecCase("hc_dyn2_pre_ln_lm", {  # HC, n = 2
             "model": dict(base), "residual": {"streams": 2, "mixing": "hc"},
             "embedding": {"vocab": 23, "positions": "learned"},
-            "head": {"tied": True, "loss": "cross_entropy"}}),
+            "head": {"tied": True, "loss": "cross_entropy"}}, long_only=True),
         SpecCase("hc_mhc3_post_ln_bi_it5", {  # post: N on each stream
             "model": dict(base), "norm": {"position": "post"},
             "residual": {"streams": 3, "sinkhorn_iters": 5},
@@ -644,10 +647,10 @@ def hc_specs():
             "attention": {"cross": True}}),
         SpecCase("hc_mhc2_deepnorm_rms_it1", {
             "model": dict(base), "norm": {"type": "rmsnorm", "position": "deepnorm"},
-            "residual": {"streams": 2, "sinkhorn_iters": 1}}),
+            "residual": {"streams": 2, "sinkhorn_iters": 1}}, long_only=True),
         SpecCase("hc_dyn4_nonorm_pre", {  # norm none: the maps' own RMS stays
             "model": dict(base), "norm": {"type": "none"},
-            "residual": {"streams": 4, "mixing": "hc"}}),
+            "residual": {"streams": 4, "mixing": "hc"}}, long_only=True),
         SpecCase("hc_mhc2_bf16_pre_lm", {
             "model": dict(base, dtype="bf16"), "residual": {"streams": 2},
             "embedding": {"vocab": 19}, "head": {"loss": "cross_entropy"}}),
@@ -687,14 +690,16 @@ def pairwise_block_names():
 
 def all_specs(pairwise=False):
     """Every spec; `pairwise`: of the block matrix only the pairwise
-    covering blocks and the --quick ones."""
+    covering blocks and the --quick ones, and no long_only spec."""
     blocks = block_specs()
+    specs = (cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
+             head_specs() + position_specs() + window_specs() + alibi_specs() +
+             padding_specs() + ablation_specs() + moe_specs() + hc_specs())
     if pairwise:
         keep = pairwise_block_names()
         blocks = [s for s in blocks if s.name in keep or s.quick]
-    return (blocks + cross_specs() + lm_specs() + odd_specs() + bf16_specs() +
-            head_specs() + position_specs() + window_specs() + alibi_specs() +
-            padding_specs() + ablation_specs() + moe_specs() + hc_specs())
+        specs = [s for s in specs if not s.long_only]
+    return blocks + specs
 
 
 def _clamp(spec, cases):
