@@ -29,6 +29,8 @@ std::unique_ptr<ProbeLog> ProbeLog::forArray(const tfc_array_info &info,
   std::string columns;
   if (name == "hidden_norms")
     columns = "index,norm"; // [depth + 1]: 0 the blocks' input, l block l's.
+  else if (name == "stream_norms")
+    columns = "index,stream,norm"; // [depth + 1, streams]
   else if (name == "expert_counts")
     columns = "layer,expert,tokens"; // [depth, experts]
   else

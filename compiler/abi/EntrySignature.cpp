@@ -28,6 +28,8 @@ std::string roleComment(StringRef role, ShapedType type) {
           .Case("loss", "1 float: mean cross-entropy")
           .Case("hidden_norms", "[depth + 1]: mean row L2 norm before block "
                                 "0 and after each block")
+          .Case("stream_norms", "[depth + 1, streams]: hidden_norms of each "
+                                "residual stream")
           .Case("expert_counts", "[depth, experts]: tokens each layer routed "
                                  "to each expert")
           .Case("d_params", "+= gradients, layout of params")

@@ -556,6 +556,14 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     outputs.push_back(probesType);
     outputRoles.push_back("hidden_norms");
   }
+  // With hyper-connections, also each stream's norm.
+  bool probeStreams = probeNorms && spec.residual.hyper();
+  auto streamProbesType = RankedTensorType::get(
+      {spec.model.depth + 1, spec.residual.streams}, b.getF32Type());
+  if (probeStreams) {
+    outputs.push_back(streamProbesType);
+    outputRoles.push_back("stream_norms");
+  }
   // The load-balancing losses join the loss; the counts probe.
   bool auxLosses = loss && spec.ffn.moe() && spec.ffn.auxLoss > 0.0;
   bool probeCounts = forward && spec.probes.expertCounts;
@@ -654,6 +662,11 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     return mlir::tfc::HiddenNormOp::create(b, loc, probesType, merged(hidden),
                                            probes, index, lengths);
   };
+  auto streamNorms = [&](Value hidden, Value probes, Value index) -> Value {
+    Part part(*this, "probe");
+    return mlir::tfc::HiddenNormOp::create(b, loc, streamProbesType, hidden,
+                                           probes, index, lengths, streams);
+  };
   if (hyper) {
     Part part(*this, "streams");
     h = mlir::tfc::HcExpandOp::create(
@@ -668,6 +681,9 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   if (probeNorms)
     carried.push_back(
         hiddenNorm(h, zeros(probesType, b.getF32FloatAttr(0.0)), lo));
+  if (probeStreams)
+    carried.push_back(
+        streamNorms(h, zeros(streamProbesType, b.getF32FloatAttr(0.0)), lo));
   if (auxLosses)
     carried.push_back(zeros(scalarType, b.getF32FloatAttr(0.0)));
   if (probeCounts)
@@ -681,12 +697,15 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
         layer = iv;
         unsigned next = 1;
         Value probes = probeNorms ? args[next++] : Value();
+        Value streamProbes = probeStreams ? args[next++] : Value();
         auxLoss = auxLosses ? args[next++] : Value();
         expertCounts = probeCounts ? args[next++] : Value();
         SmallVector<Value> yielded{block(args[0])};
+        Value after = arith::AddIOp::create(b, loc, iv, step);
         if (probeNorms)
-          yielded.push_back(hiddenNorm(
-              yielded[0], probes, arith::AddIOp::create(b, loc, iv, step)));
+          yielded.push_back(hiddenNorm(yielded[0], probes, after));
+        if (probeStreams)
+          yielded.push_back(streamNorms(yielded[0], streamProbes, after));
         if (auxLosses)
           yielded.push_back(auxLoss);
         if (probeCounts)
@@ -701,6 +720,7 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   }
   unsigned nextResult = 1;
   Value norms = probeNorms ? loop.getResult(nextResult++) : Value();
+  Value perStream = probeStreams ? loop.getResult(nextResult++) : Value();
   Value auxTotal = auxLosses ? loop.getResult(nextResult++) : Value();
   Value counts = probeCounts ? loop.getResult(nextResult++) : Value();
 
@@ -737,6 +757,8 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
   }
   if (norms)
     results.push_back(norms);
+  if (perStream)
+    results.push_back(perStream);
   if (counts)
     results.push_back(counts);
   func::ReturnOp::create(b, loc, results);

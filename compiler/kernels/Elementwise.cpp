@@ -120,23 +120,22 @@ Value mlir::tfc::isPaddedRow(KernelBuilder &l, Value row, Value seq,
 }
 
 void mlir::tfc::emitOrderedMean(KernelBuilder &l, Value pairs, Value rows,
-                                Value out, Value index) {
+                                Value out, Value index, Value first) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
   l.parallelFor(l.index(1), [&](Value) {
     auto f64 = b.getF64Type();
     Value zero64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-    SmallVector<Value> totals =
-        l.forLoop(l.index(0), rows, ValueRange{zero64, zero64},
-                  [&](Value row, ValueRange acc) -> SmallVector<Value> {
-                    Value at = l.mul(row, l.index(2));
-                    Value value =
-                        arith::ExtFOp::create(b, loc, f64, l.load(pairs, at));
-                    Value count = arith::ExtFOp::create(
-                        b, loc, f64, l.load(pairs, l.add(at, l.index(1))));
-                    return {arith::AddFOp::create(b, loc, acc[0], value),
-                            arith::AddFOp::create(b, loc, acc[1], count)};
-                  });
+    SmallVector<Value> totals = l.forLoop(
+        l.index(0), rows, ValueRange{zero64, zero64},
+        [&](Value row, ValueRange acc) -> SmallVector<Value> {
+          Value at = l.mul(first ? l.add(first, row) : row, l.index(2));
+          Value value = arith::ExtFOp::create(b, loc, f64, l.load(pairs, at));
+          Value count = arith::ExtFOp::create(
+              b, loc, f64, l.load(pairs, l.add(at, l.index(1))));
+          return {arith::AddFOp::create(b, loc, acc[0], value),
+                  arith::AddFOp::create(b, loc, acc[1], count)};
+        });
     Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
     Value mean = arith::DivFOp::create(
         b, loc, totals[0], arith::MaximumFOp::create(b, loc, totals[1], one64));

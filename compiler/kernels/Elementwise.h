@@ -48,11 +48,12 @@ void emitPaddedFill(KernelBuilder &l, const Buffer &in, const Buffer &out,
 Value isPaddedRow(KernelBuilder &l, Value row, Value seq, Value lengths);
 
 /// out[index] = sum_r pairs[r, 0] / max(sum_r pairs[r, 1], 1) over the
-/// `rows` (value, count) pairs of `pairs`: a mean over the rows that count,
-/// added in row order in double (independent of the thread count), in one
-/// iteration of a parallel loop so that CUDA runs it as a kernel.
+/// `rows` (value, count) pairs of `pairs` (from pair `first`, default 0): a
+/// mean over the rows that count, added in row order in double (independent of
+/// the thread count), in one iteration of a parallel loop so that CUDA runs it
+/// as a kernel.
 void emitOrderedMean(KernelBuilder &l, Value pairs, Value rows, Value out,
-                     Value index);
+                     Value index, Value first = Value());
 
 } // namespace mlir::tfc
 

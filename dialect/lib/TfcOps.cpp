@@ -375,10 +375,23 @@ LogicalResult IgnorePaddingOp::verify() {
 LogicalResult HiddenNormOp::verify() {
   if (failed(verifyRank(*this, getInput(), "input", 3)))
     return failure();
-  if (!getProbes().getType().hasStaticShape())
+  auto probes = getProbes().getType();
+  if (!probes.hasStaticShape())
     return emitOpError("probes must have a static size (one element per "
                        "probe), got ")
-           << getProbes().getType();
+           << probes;
+  int64_t streams = getStreams();
+  int64_t rank = streams > 1 ? 2 : 1;
+  if (probes.getRank() != rank)
+    return emitOpError("probes must have rank ")
+           << rank << " with streams = " << streams << ", got " << probes;
+  if (streams > 1 && probes.getDimSize(1) != streams)
+    return emitOpError("probes must have one column per stream (")
+           << streams << "), got " << probes;
+  int64_t width = getInput().getType().getDimSize(2);
+  if (!ShapedType::isDynamic(width) && width % streams)
+    return emitOpError("input width ")
+           << width << " is not a multiple of streams (" << streams << ")";
   if (getLengths())
     return verifyLengths(*this, getLengths(), getInput(), "input");
   return success();

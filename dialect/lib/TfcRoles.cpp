@@ -15,7 +15,8 @@ StringRef tfc::getResultRole(FunctionOpInterface func, unsigned index) {
 }
 
 bool tfc::isProbeRole(StringRef role) {
-  return role == "hidden_norms" || role == "expert_counts";
+  return role == "hidden_norms" || role == "stream_norms" ||
+         role == "expert_counts";
 }
 
 std::string tfc::gradientRole(StringRef role) { return ("d_" + role).str(); }

@@ -223,3 +223,35 @@ func.func @distribute_result(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>, %m: 
   %d = tfc.hc_distribute %x, %y, %m {streams = 2 : i64} : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<2x?x16xf32>
   return
 }
+
+// -----
+
+func.func @stream_norms_rank(%x: tensor<?x?x16xf32>, %p: tensor<6xf32>, %i: index) {
+  // expected-error @+1 {{'tfc.hidden_norm' op probes must have rank 2 with streams = 2, got 'tensor<6xf32>'}}
+  %r = tfc.hidden_norm %x into %p[%i] {streams = 2 : i64} : tensor<?x?x16xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @stream_norms_columns(%x: tensor<?x?x16xf32>, %p: tensor<3x4xf32>, %i: index) {
+  // expected-error @+1 {{'tfc.hidden_norm' op probes must have one column per stream (2), got 'tensor<3x4xf32>'}}
+  %r = tfc.hidden_norm %x into %p[%i] {streams = 2 : i64} : tensor<?x?x16xf32>, tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @stream_norms_width(%x: tensor<?x?x15xf32>, %p: tensor<3x2xf32>, %i: index) {
+  // expected-error @+1 {{'tfc.hidden_norm' op input width 15 is not a multiple of streams (2)}}
+  %r = tfc.hidden_norm %x into %p[%i] {streams = 2 : i64} : tensor<?x?x15xf32>, tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @hidden_norm_matrix(%x: tensor<?x?x16xf32>, %p: tensor<3x2xf32>, %i: index) {
+  // expected-error @+1 {{'tfc.hidden_norm' op probes must have rank 1 with streams = 1, got 'tensor<3x2xf32>'}}
+  %r = tfc.hidden_norm %x into %p[%i] : tensor<?x?x16xf32>, tensor<3x2xf32>
+  return
+}

@@ -59,3 +59,11 @@ func.func @gradients(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>,
       : (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<?x?x6xf32>, tensor<?x?x2xf32>, tensor<?x?x1xf32>, tensor<?x?x1xf32>)
   return
 }
+
+// The stream_norms probe: tfc.hidden_norm with streams, a [probes, n] matrix.
+// CHECK-LABEL: func.func @stream_norms
+// CHECK: tfc.hidden_norm %{{.*}} into %{{.*}}[%{{.*}}] {streams = 2 : i64} : tensor<?x?x16xf32>, tensor<3x2xf32>
+func.func @stream_norms(%x: tensor<?x?x16xf32>, %p: tensor<3x2xf32>, %i: index) -> tensor<3x2xf32> {
+  %r = tfc.hidden_norm %x into %p[%i] {streams = 2 : i64} : tensor<?x?x16xf32>, tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}

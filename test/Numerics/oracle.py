@@ -347,6 +347,7 @@ class Config:
         forward): hidden_norms float [depth + 1], expert_counts int32
         [depth, experts]."""
         return (["hidden_norms"] if self.probe_hidden_norms else []) + \
+            (["stream_norms"] if self.probe_hidden_norms and self.hyper else []) + \
             (["expert_counts"] if self.probe_expert_counts else [])
 
 
@@ -1179,10 +1180,15 @@ class Oracle(nn.Module):
         merged = (lambda t: t) if n == 1 else (lambda t: t.sum(dim=-2))
         if n > 1:
             h = h.unsqueeze(-2).expand(*h.shape[:-1], n, h.shape[-1])
+        # stream_norms (streams > 1): each stream's, [depth + 1, n].
+        def stream_row_norms(t):
+            return [mean_row_norm(t[..., i, :]) for i in range(n)] if n > 1 else []
         self.hidden_norms = [mean_row_norm(merged(h))]
+        self.stream_norms = [stream_row_norms(h)]
         for block in self.blocks:
             h = block(h, enc, valid)
             self.hidden_norms.append(mean_row_norm(merged(h)))
+            self.stream_norms.append(stream_row_norms(h))
         h = merged(h)
         # MoE: the expert_counts probe, each layer's load-balancing loss and
         # the routing's conditioning (min_route_gap, see route()).
@@ -1215,6 +1221,7 @@ class Oracle(nn.Module):
         """The last forward's probe outputs by name (cfg.probe_names()):
         hidden_norms float64 [depth + 1], expert_counts int32 [depth, E]."""
         out = {"hidden_norms": np.asarray(self.hidden_norms, dtype=np.float64),
+               "stream_norms": np.asarray(self.stream_norms, dtype=np.float64),
                "expert_counts": self.expert_counts}
         return {n: out[n] for n in self.cfg.probe_names()}
 

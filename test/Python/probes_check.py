@@ -1,4 +1,5 @@
-"""The hidden_norms probe ([probes] hidden_norms, docs/abi.md) against the
+"""The hidden_norms probe ([probes] hidden_norms, docs/abi.md; and
+stream_norms with hyper-connections) against the
 float64 PyTorch oracle, for each spec given:
 
 - forward's hidden_norms within 1e-5 of the oracle's (relative to the
@@ -68,7 +69,8 @@ def check(spec, cache, rng):
 
     backward_arrays = [a[0] for a in with_probe.entry_arrays("backward")]
     checks += 1
-    if any("hidden_norms" in a for a in backward_arrays):
+    if any(a in ("hidden_norms", "stream_norms", "d_hidden_norms", "d_stream_norms")
+           for a in backward_arrays):
         failures.append(f"backward takes {backward_arrays}")
 
     for m in (with_probe, two_threads, plain):
@@ -93,6 +95,15 @@ def check(spec, cache, rng):
         if norms.shape != (with_probe_depth(with_probe),) or err > 1e-5:
             failures.append(f"b={batch} s={seq}: hidden_norms {norms} vs oracle {ref} "
                             f"(rel {err:.2e})")
+        if oracle.cfg.hyper:
+            # Each stream's norms [depth + 1, streams] (docs/abi.md).
+            streams = np.asarray(out["stream_norms"], np.float64)
+            sref = np.asarray(oracle.stream_norms)
+            serr = float(np.max(np.abs(streams - sref)) / np.max(np.abs(sref)))
+            checks += 1
+            if streams.shape != sref.shape or serr > 1e-5:
+                failures.append(f"b={batch} s={seq}: stream_norms {streams} vs oracle "
+                                f"{sref} (rel {serr:.2e})")
         if not with_probe.has_head and "final_norm.weight" not in with_probe.tensors:
             y = np.asarray(out["y"], np.float64)
             rows = np.linalg.norm(y, axis=-1)
@@ -105,7 +116,8 @@ def check(spec, cache, rng):
 
         out2, _, dparams2 = forward_backward(two_threads, inputs, seed)
         checks += 1
-        if not np.array_equal(out2["hidden_norms"], out["hidden_norms"]):
+        if not all(np.array_equal(out2[k], out[k]) for k in ("hidden_norms", "stream_norms")
+                   if k in out):
             failures.append(f"b={batch} s={seq}: 2 threads give other norms")
 
         plain_out, plain_grads, plain_dparams = forward_backward(plain, inputs, seed)

@@ -303,13 +303,19 @@ def Tfc_HiddenNormOp : Tfc_Op<"hidden_norm", [Pure, AllTypesMatch<["probes", "re
     records it before the first block and after each block. It watches the
     model and has no gradient: backward never reaches it.
 
+    With `streams` n > 1 the input is n residual streams `[batch, seq,
+    n*d]` and `probes` is `[probes, n]`: row `index` gets each stream's
+    mean row norm (the `stream_norms` probe of hyper-connections).
+
     ```mlir
     %p1 = tfc.hidden_norm %h into %p0[%i] : tensor<?x?x64xf32>, tensor<25xf32>
     ```
   }];
-  let arguments = (ins Tfc_F32Tensor:$input, 1DTensorOf<[F32]>:$probes,
-                       Index:$index, Optional<Tfc_LengthsTensor>:$lengths);
-  let results = (outs 1DTensorOf<[F32]>:$result);
+  let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$probes,
+                       Index:$index, Optional<Tfc_LengthsTensor>:$lengths,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "1">:$streams);
+  let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
     $input `into` $probes `[` $index `]` (`lengths` $lengths^)? attr-dict `:`
     type($input) `,` type($probes) (`,` type($lengths)^)?
