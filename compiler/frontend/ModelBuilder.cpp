@@ -701,7 +701,9 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
         auxLoss = auxLosses ? args[next++] : Value();
         expertCounts = probeCounts ? args[next++] : Value();
         SmallVector<Value> yielded{block(args[0])};
-        Value after = arith::AddIOp::create(b, loc, iv, step);
+        // The probes' row: after this block (only built when a probe uses it).
+        Value after =
+            probeNorms ? arith::AddIOp::create(b, loc, iv, step) : Value();
         if (probeNorms)
           yielded.push_back(hiddenNorm(yielded[0], probes, after));
         if (probeStreams)
