@@ -142,16 +142,20 @@ Value KernelEmulation::entryAlloca(Operation *at, Type type) {
 FailureOr<SmallVector<LLVM::LLVMFuncOp>>
 KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
   SymbolTable hostSymbols(module);
-  SmallVector<LLVM::LLVMFuncOp> moved;
-  SmallVector<Operation *> toMove;
-  for (Operation &op :
-       llvm::make_early_inc_range(gm.getBody()->without_terminator())) {
+  // The new names first, then one walk of the module that rewrites every
+  // reference (a walk per renamed symbol was quadratic: a fifth of tfc-emu's
+  // time on a two-layer spec).
+  DenseMap<Attribute, Attribute> renamed; // FlatSymbolRefAttr -> new one.
+  SmallVector<Operation *> toMove, duplicates;
+  SmallVector<std::pair<Operation *, StringAttr>> toRename;
+  for (Operation &op : gm.getBody()->without_terminator()) {
     auto symbol = dyn_cast<SymbolOpInterface>(&op);
     if (!symbol)
       return op.emitOpError("in a gpu.module cannot be emulated");
     StringRef name = symbol.getName();
     auto func = dyn_cast<LLVM::LLVMFuncOp>(&op);
     std::string newName;
+    bool duplicate = false;
     if (func && func.isExternal()) {
       // libdevice's math (__nv_sin) is libm's on the host.
       newName =
@@ -161,11 +165,7 @@ KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
         if (!hostFunc || hostFunc.getFunctionType() != func.getFunctionType())
           return op.emitOpError("declares @")
                  << newName << ", which the host module defines differently";
-        if (failed(SymbolTable::replaceAllSymbolUses(
-                symbol, StringAttr::get(ctx, newName), gm)))
-          return failure();
-        op.erase();
-        continue;
+        duplicate = true;
       }
     } else {
       newName = ("__tfc_emu_" + gm.getName() + "_" + name).str();
@@ -173,14 +173,32 @@ KernelEmulation::moveIntoHost(gpu::GPUModuleOp gm) {
         return op.emitOpError("cannot be renamed @")
                << newName << ": the name is taken";
     }
+    auto newAttr = StringAttr::get(ctx, newName);
     if (newName != name) {
-      if (failed(SymbolTable::replaceAllSymbolUses(
-              symbol, StringAttr::get(ctx, newName), gm)))
-        return failure();
-      SymbolTable::setSymbolName(&op, newName);
+      renamed[FlatSymbolRefAttr::get(ctx, name)] =
+          FlatSymbolRefAttr::get(newAttr);
+      if (!duplicate)
+        toRename.emplace_back(&op, newAttr);
     }
-    toMove.push_back(&op);
+    (duplicate ? duplicates : toMove).push_back(&op);
   }
+  if (!renamed.empty()) {
+    AttrTypeReplacer replacer;
+    replacer.addReplacement(
+        [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+          if (Attribute to = renamed.lookup(ref))
+            return to;
+          return std::nullopt;
+        });
+    replacer.recursivelyReplaceElementsIn(gm, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/false);
+  }
+  for (auto [op, name] : toRename)
+    SymbolTable::setSymbolName(op, name);
+  for (Operation *op : duplicates)
+    op->erase();
+  SmallVector<LLVM::LLVMFuncOp> moved;
   for (Operation *op : toMove) {
     op->remove();
     module.getBody()->push_back(op);
