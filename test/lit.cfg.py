@@ -57,6 +57,17 @@ for tool in ("cmake", "pkg-config"):
 if os.environ.get("TFC_LONG_TESTS") == "1":
     config.available_features.add("long")
 
+# The CPU multiplies bf16 pairs (AVX512-BF16's vdpbf16ps, with AVX-512):
+# tests that run the bf16 micro-kernel built for it, not only compile it.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu_flags = next((line.split() for line in cpuinfo
+                          if line.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if "avx512f" in cpu_flags and "avx512_bf16" in cpu_flags:
+    config.available_features.add("avx512bf16")
+
 # Numerics tests need the PyTorch oracle (Debian's python3-torch).
 if os.system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0:
     config.available_features.add("torch")

@@ -63,14 +63,20 @@ struct Interface {
 
 /// Lowers one model: NAME_forward, NAME_backward (when tfc-derive-backward
 /// made NAME_grad) and NAME_workspace_size.
+/// What the pass's options say about the target.
+struct LoweringTarget {
+  int64_t vectorWidth;
+  bool hostMemory; // The host may read the user's arrays (not CUDA).
+  bool bf16Dot;
+};
+
 class ModelLowering {
 public:
-  ModelLowering(func::FuncOp model, func::FuncOp grad, int64_t vectorWidth,
-                bool hostMemory, const OpLoweringSet &lowerings)
-      : model(model), grad(grad), vectorWidth(vectorWidth),
-        hostMemory(hostMemory), lowerings(lowerings),
+  ModelLowering(func::FuncOp model, func::FuncOp grad,
+                const LoweringTarget &target, const OpLoweringSet &lowerings)
+      : model(model), grad(grad), target(target), lowerings(lowerings),
         signature(abi::describeEntryPoints(model, /*withBackward=*/bool(grad),
-                                           /*cuda=*/!hostMemory)) {
+                                           /*cuda=*/!target.hostMemory)) {
     if (auto module = model->getParentOfType<ModuleOp>()) {
       prefill = abi::lookupDecodingFunction(module, signature.model, "prefill");
       decode = abi::lookupDecodingFunction(module, signature.model, "decode");
@@ -90,10 +96,11 @@ public:
 private:
   /// A Lowering for this model and target.
   Lowering makeLowering(OpBuilder &b, Location loc) {
-    Lowering l(b, loc, vectorWidth,
-               hostMemory ? getCpuKernels() : getCudaKernels());
+    Lowering l(b, loc, target.vectorWidth,
+               target.hostMemory ? getCpuKernels() : getCudaKernels());
     auto dtype = model->getAttrOfType<StringAttr>("tfc.linear_dtype");
     l.bf16Linear = dtype && dtype.getValue() == "bf16";
+    l.bf16Dot = target.hostMemory && target.bf16Dot && target.vectorWidth == 16;
     return l;
   }
 
@@ -196,8 +203,7 @@ private:
   func::FuncOp model, grad;
   /// The decoding functions (null without decoding).
   func::FuncOp prefill, decode;
-  int64_t vectorWidth;
-  bool hostMemory; // The host may read the user's arrays (not CUDA).
+  LoweringTarget target;
   const OpLoweringSet &lowerings;
   /// The C functions and their arguments (what the header declares).
   abi::EntrySignature signature;
@@ -1199,6 +1205,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
       abi::declareEntryRuntimeFunctions(module);
     OpLoweringSet lowerings;
     populateTfcLowerings(lowerings);
+    LoweringTarget target{vectorWidth, hostMemory, bf16Dot};
     for (func::FuncOp model : models) {
       if (failed(verifyTargetSupports(model, hostMemory || bf16TensorCores)))
         return signalPassFailure();
@@ -1209,34 +1216,29 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
             of && of == model->getAttr("tfc.model"))
           grad = func;
       // Each entry point gets a fresh lowering: they share no SSA values.
-      if (failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                     .emitForward(mb)) ||
-          (grad &&
-           failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                      .emitBackward(mb))) ||
-          failed(ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
+      if (failed(
+              ModelLowering(model, grad, target, lowerings).emitForward(mb)) ||
+          (grad && failed(ModelLowering(model, grad, target, lowerings)
+                              .emitBackward(mb))) ||
+          failed(ModelLowering(model, grad, target, lowerings)
                      .emitWorkspaceSize(mb)))
         return signalPassFailure();
       // Decoding: the cache's size and set-up, prefill and decode.
-      ModelLowering decoding(model, grad, vectorWidth, hostMemory, lowerings);
+      ModelLowering decoding(model, grad, target, lowerings);
       const abi::EntrySignature &entries = decoding.entries();
       if (entries.decode) {
         func::FuncOp prefillFn =
             abi::lookupDecodingFunction(module, entries.model, "prefill");
         func::FuncOp decodeFn =
             abi::lookupDecodingFunction(module, entries.model, "decode");
-        if (failed(
-                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                    .emitKvCacheSize(mb)) ||
-            failed(
-                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                    .emitKvCacheInit(mb)) ||
-            failed(
-                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                    .emitDecoding(mb, prefillFn, *entries.prefill)) ||
-            failed(
-                ModelLowering(model, grad, vectorWidth, hostMemory, lowerings)
-                    .emitDecoding(mb, decodeFn, *entries.decode)))
+        if (failed(ModelLowering(model, grad, target, lowerings)
+                       .emitKvCacheSize(mb)) ||
+            failed(ModelLowering(model, grad, target, lowerings)
+                       .emitKvCacheInit(mb)) ||
+            failed(ModelLowering(model, grad, target, lowerings)
+                       .emitDecoding(mb, prefillFn, *entries.prefill)) ||
+            failed(ModelLowering(model, grad, target, lowerings)
+                       .emitDecoding(mb, decodeFn, *entries.decode)))
           return signalPassFailure();
         prefillFn.erase();
         decodeFn.erase();

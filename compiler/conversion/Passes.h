@@ -12,6 +12,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -26,6 +27,9 @@ namespace mlir::tfc {
 /// Options of the CPU pipeline that differ between targets.
 struct CpuPipelineOptions {
   int64_t vectorWidth = 16;
+  /// AVX512-BF16's vdpbf16ps for the bf16 linear layers (TfcLowerToLoops'
+  /// bf16-dot).
+  bool bf16Dot = false;
 };
 
 /// tfc -> loops -> thread-pool calls -> LLVM dialect, ready for translation.

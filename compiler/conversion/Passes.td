@@ -54,14 +54,19 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
     Option<"bf16TensorCores", "bf16-tensor-cores", "bool", /*default=*/"true",
            "With host-memory=false: the GPU has bf16 mma.sync (sm_80 on); "
            "without it a model with tfc.linear_dtype = \"bf16\" is an "
-           "error">
+           "error">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "With vector-width=16: the CPU has AVX512-BF16, so the bf16 "
+           "linear layers multiply packed bf16 pairs (vdpbf16ps, "
+           "x86vector.avx512.dot) instead of rounded f32 FMAs">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

@@ -52,6 +52,9 @@ public:
   OpBuilder &b;
   Location loc;
   int64_t vectorWidth;
+  /// The CPU multiplies bf16 pairs into f32 lanes (AVX512-BF16's vdpbf16ps;
+  /// 16 lanes): the bf16 matmuls' micro-kernel uses it.
+  bool bf16Dot = false;
   /// The op being lowered ("linear", "flash_attention", ...): parallel loops
   /// and GPU launches carry it as `tfc.kernel`, which names the CUDA
   /// target's kernels.

@@ -41,23 +41,35 @@ tfc::createHostTargetMachine(const HostTarget &target, std::string &error) {
   return machine;
 }
 
-int64_t tfc::vectorWidthOf(const llvm::TargetMachine &machine) {
-  // The explicit feature list wins ("-avx512f" must not match as a prefix of
-  // "-avx512fp16", so items are compared whole); else the CPU's defaults.
+/// Whether `machine` has the x86 feature `name`. The explicit feature list
+/// wins ("-avx512f" must not match as a prefix of "-avx512fp16", so items
+/// are compared whole); else the CPU's defaults, with their implications
+/// ("-avx512f" clears avx512bf16).
+static bool hasFeature(const llvm::TargetMachine &machine,
+                       llvm::StringRef name) {
   llvm::SmallVector<llvm::StringRef> items;
   machine.getTargetFeatureString().split(items, ',', -1, false);
+  for (llvm::StringRef item : llvm::reverse(items))
+    if (item.drop_front() == name)
+      return item.front() == '+';
   const llvm::MCSubtargetInfo *sti = machine.getMCSubtargetInfo();
-  auto has = [&](llvm::StringRef name) {
-    for (llvm::StringRef item : items)
-      if (item.drop_front() == name)
-        return item.front() == '+';
-    return sti && sti->checkFeatures(("+" + name).str());
-  };
-  if (has("avx512f"))
+  return sti && sti->checkFeatures(("+" + name).str());
+}
+
+int64_t tfc::vectorWidthOf(const llvm::TargetMachine &machine) {
+  if (hasFeature(machine, "avx512f"))
     return 16;
-  if (has("avx"))
+  if (hasFeature(machine, "avx"))
     return 8;
   return 4;
+}
+
+bool tfc::hasBf16DotProducts(const llvm::TargetMachine &machine) {
+  // The subtarget's view: "-avx512f" in the list turns avx512bf16 off even
+  // where the host's "+avx512bf16" is listed too.
+  const llvm::MCSubtargetInfo *sti = machine.getMCSubtargetInfo();
+  return vectorWidthOf(machine) == 16 && sti &&
+         sti->checkFeatures("+avx512bf16");
 }
 
 std::unique_ptr<llvm::Module>

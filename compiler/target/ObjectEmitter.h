@@ -25,6 +25,9 @@ createHostTargetMachine(const HostTarget &target, std::string &error);
 
 /// f32 lanes of the widest vector unit the machine's features enable.
 int64_t vectorWidthOf(const llvm::TargetMachine &machine);
+/// Whether the target multiplies bf16 pairs into f32 in 16-lane vectors
+/// (AVX512-BF16's vdpbf16ps, with AVX-512).
+bool hasBf16DotProducts(const llvm::TargetMachine &machine);
 
 /// Translates an LLVM-dialect module to LLVM IR for `machine` (its triple
 /// and data layout); null when translation fails.

@@ -13,6 +13,7 @@ void tfc::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = options.vectorWidth;
+  lowerOptions.bf16Dot = options.bf16Dot;
   pm.addPass(createTfcLowerToLoops(lowerOptions));
   pm.addPass(createTfcOutlineParallelLoops());
   buildHostToLLVMPipeline(pm);
@@ -26,7 +27,10 @@ void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLoopInvariantCodeMotionPass());
   pm.addPass(createTfcApproximateMath());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector: the bf16 micro-kernel's vdpbf16ps (bf16-dot).
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -42,6 +46,9 @@ struct CpuPipelineCLOptions : public PassPipelineOptions<CpuPipelineCLOptions> {
   Option<int64_t> vectorWidth{*this, "vector-width",
                               llvm::cl::desc("f32 lanes of the vectors"),
                               llvm::cl::init(16)};
+  Option<bool> bf16Dot{*this, "bf16-dot",
+                       llvm::cl::desc("bf16 matmuls with AVX512-BF16"),
+                       llvm::cl::init(false)};
 };
 } // namespace
 
@@ -51,6 +58,7 @@ void tfc::registerCpuPipeline() {
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
         options.vectorWidth = cl.vectorWidth;
+        options.bf16Dot = cl.bf16Dot;
         buildCpuPipeline(pm, options);
       });
 }

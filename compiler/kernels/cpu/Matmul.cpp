@@ -19,8 +19,13 @@
 // Row tails clamp their A reads to the last row and skip the stores; column
 // tails use masked loads and stores. With bf16 operands (Matmul.h) the
 // packing rounds B and the micro-kernel rounds each A element it broadcasts:
-// the CUDA target's tensor-core products, in f32 arithmetic. The packed panels
-// are workspace scratch.
+// the CUDA target's tensor-core products, in f32 arithmetic. Where the CPU
+// has AVX512-BF16 (KernelBuilder::bf16Dot) the panels hold B in bf16 pairs
+// instead, two rows interleaved per panel row, and the micro-kernel rounds A
+// in pairs and multiplies with vdpbf16ps: each lane adds both exact products
+// of a pair to its f32 sum (the higher k first), half the instructions of
+// the f32 FMAs on the same rounded operands. The packed panels are
+// workspace scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +33,10 @@
 #include "kernels/cpu/CpuKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -55,6 +63,11 @@ struct Slot {
   Value col;
 };
 
+/// bf16 pairs of A rounded per chunk of the contraction: MR rows of 128
+/// pairs (4 KiB on the stack at MR 8), beside a chunk of panel rows that
+/// stays in L1.
+constexpr int64_t kChunkPairs = 128;
+
 /// The shared state of one fused matmul's emission.
 class MatmulEmitter {
 public:
@@ -75,6 +88,39 @@ public:
 
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
+  /// The panels hold bf16 pairs of B's rows and the micro-kernel uses
+  /// vdpbf16ps (bf16 operands on an AVX512-BF16 CPU).
+  bool bf16Pairs() const {
+    return p.bf16Operands && l.bf16Dot && blk.vectorWidth == 16;
+  }
+  /// A panel's rows of segment `s`: k of them, or k/2 rounded up in pairs.
+  Value panelRows(const MatmulSegment &segment) {
+    return bf16Pairs() ? l.divUp(segment.k, 2) : segment.k;
+  }
+  /// Row `kk` of slot `slot`'s B for the panel: B itself, or B * act'(X)
+  /// (stored as it is made), unrounded.
+  Value packedRow(const Slot &slot, unsigned segment, Value bt, Value kk,
+                  Value mask);
+  /// Two rows of f32 as one vector of bf16 pairs (row0's element first),
+  /// in f32 lanes as the panel stores them.
+  Value interleaveBf16(Value row0, Value row1);
+  /// Where pair `i` of row `r` of a chunk of A's bf16 pairs lies.
+  struct PairLayout {
+    int64_t rowStride, pairStride;
+    Value index(KernelBuilder &l, int64_t r, Value i) const {
+      return l.add(l.index(r * rowStride), l.mul(i, l.index(pairStride)));
+    }
+  };
+  /// Pairs [first, first + count) of the tile's rows of A, rounded to bf16
+  /// pairs into `aPairs` (i32 each; rows past m are zero or a copy of the
+  /// last row, whose results are not stored).
+  PairLayout packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
+                       Value rowsInTile, Value aPairs, Value first,
+                       Value count);
+  /// The micro-kernel's accumulation over segment `s` from packed panels.
+  SmallVector<Value> accumulatePacked(unsigned s, Value packed, Value panelBase,
+                                      ArrayRef<Value> aRowBase,
+                                      Value rowsInTile, SmallVector<Value> acc);
   /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
   /// an scf.index_switch when there are several.
   void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
@@ -125,10 +171,13 @@ void MatmulEmitter::plan() {
             l.add(firstPanel.back(), l.divUp(part.n, colsPerPanel)));
       panels = firstPanel.back();
     }
+    // Each panel has kTotal rows; bf16 pairs use half of them.
     kTotal = l.index(0);
+    Value rows = l.index(0);
     for (const MatmulSegment &segment : p.segments) {
-      kOffset.push_back(kTotal);
+      kOffset.push_back(rows);
       kTotal = l.add(kTotal, segment.k);
+      rows = l.add(rows, panelRows(segment));
     }
   });
 }
@@ -222,8 +271,30 @@ void MatmulEmitter::storeRow(Value value, const MatrixRef &ref, Value bt,
     vector::StoreOp::create(b, loc, value, ref.flat, ValueRange{idx});
 }
 
-/// P[bt][panel][k][NR] = B[bt][k][columns of the panel], zero past n; with
-/// the pack-time transform and column sums of FusedMatmul.h.
+Value MatmulEmitter::packedRow(const Slot &slot, unsigned segment, Value bt,
+                               Value kk, Value mask) {
+  const MatmulPart &part = p.parts[slot.part];
+  Value value = loadRow(part.b[segment], part.n, bt, kk, slot.col, mask);
+  if (!p.packActivationGrad)
+    return value;
+  Value x = loadRow(part.actInput, part.n, bt, kk, slot.col, mask);
+  value = arith::MulFOp::create(b, loc, value,
+                                activationDerivative(l, p.activation, x));
+  storeRow(value, part.actOutput, bt, kk, slot.col, mask);
+  return value;
+}
+
+Value MatmulEmitter::interleaveBf16(Value row0, Value row1) {
+  auto halfType = VectorType::get({blk.vectorWidth}, b.getBF16Type());
+  Value pairs = vector::InterleaveOp::create(
+      b, loc, arith::TruncFOp::create(b, loc, halfType, row0),
+      arith::TruncFOp::create(b, loc, halfType, row1));
+  return vector::BitCastOp::create(b, loc, vecType, pairs);
+}
+
+/// P[bt][panel][k][NR] = B[bt][k][columns of the panel], zero past n (with
+/// bf16 pairs: P[bt][panel][k / 2][NR] of interleaved pairs, zero past k);
+/// with the pack-time transform and column sums of FusedMatmul.h.
 void MatmulEmitter::emitPack(Value packed) {
   Value nr = l.index(blk.cols());
   bool sums = p.parts.front().columnSums != nullptr;
@@ -239,35 +310,60 @@ void MatmulEmitter::emitPack(Value packed) {
       SmallVector<Value> init;
       if (sums)
         init.assign(slots.size(), zeroVector());
+      auto store = [&](Value value, Value panelRow, int64_t v) {
+        vector::StoreOp::create(
+            b, loc, value, packed,
+            ValueRange{l.add(l.add(dstBase, l.mul(panelRow, nr)),
+                             l.index(v * blk.vectorWidth))});
+      };
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
-        init = l.forLoop(
-            l.index(0), segment.k, init,
-            [&](Value kk, ValueRange acc) -> SmallVector<Value> {
-              Value dstRow = l.add(dstBase, l.mul(l.add(kOffset[s], kk), nr));
-              SmallVector<Value> next;
-              for (auto [v, slot] : llvm::enumerate(slots)) {
-                const MatmulPart &part = p.parts[slot.part];
-                Value value =
-                    loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
-                if (p.packActivationGrad) {
-                  Value x = loadRow(part.actInput, part.n, bt, kk, slot.col,
-                                    masks[v]);
-                  value = arith::MulFOp::create(
-                      b, loc, value, activationDerivative(l, p.activation, x));
-                  storeRow(value, part.actOutput, bt, kk, slot.col, masks[v]);
+        if (!bf16Pairs()) {
+          init =
+              l.forLoop(l.index(0), segment.k, init,
+                        [&](Value kk, ValueRange acc) -> SmallVector<Value> {
+                          SmallVector<Value> next;
+                          for (auto [v, slot] : llvm::enumerate(slots)) {
+                            Value value = packedRow(slot, s, bt, kk, masks[v]);
+                            // The panels hold B as the micro-kernel multiplies
+                            // it; the column sums and act' product stay
+                            // unrounded.
+                            store(p.bf16Operands ? l.roundToBf16(value) : value,
+                                  l.add(kOffset[s], kk), v);
+                            if (sums)
+                              next.push_back(
+                                  arith::AddFOp::create(b, loc, acc[v], value));
+                          }
+                          return next;
+                        });
+          continue;
+        }
+        // bf16 pairs: rows 2i and 2i + 1 in panel row i; an odd k's last
+        // row pairs with zeros.
+        Value fullPairs = arith::DivUIOp::create(b, loc, segment.k, l.index(2));
+        auto packPairs = [&](Value lo, Value hi, bool second) {
+          init = l.forLoop(
+              lo, hi, init,
+              [&](Value pair, ValueRange acc) -> SmallVector<Value> {
+                Value k0 = l.mul(pair, l.index(2));
+                SmallVector<Value> next;
+                for (auto [v, slot] : llvm::enumerate(slots)) {
+                  Value row0 = packedRow(slot, s, bt, k0, masks[v]);
+                  Value row1 = second
+                                   ? packedRow(slot, s, bt,
+                                               l.add(k0, l.index(1)), masks[v])
+                                   : zeroVector();
+                  store(interleaveBf16(row0, row1), l.add(kOffset[s], pair), v);
+                  if (!sums)
+                    continue;
+                  Value sum = arith::AddFOp::create(b, loc, acc[v], row0);
+                  next.push_back(
+                      second ? arith::AddFOp::create(b, loc, sum, row1) : sum);
                 }
-                // The panels hold B as the micro-kernel multiplies it; the
-                // column sums and act' product above stay unrounded.
-                Value packedValue =
-                    p.bf16Operands ? l.roundToBf16(value) : value;
-                vector::StoreOp::create(
-                    b, loc, packedValue, packed,
-                    ValueRange{l.add(dstRow, l.index(v * blk.vectorWidth))});
-                if (sums)
-                  next.push_back(arith::AddFOp::create(b, loc, acc[v], value));
-              }
-              return next;
-            });
+                return next;
+              });
+        };
+        packPairs(l.index(0), fullPairs, /*second=*/true);
+        packPairs(fullPairs, l.divUp(segment.k, 2), /*second=*/false);
       }
       if (!sums)
         return;
@@ -281,6 +377,179 @@ void MatmulEmitter::emitPack(Value packed) {
       }
     });
   });
+}
+
+SmallVector<Value> MatmulEmitter::accumulatePacked(unsigned s, Value packed,
+                                                   Value panelBase,
+                                                   ArrayRef<Value> aRowBase,
+                                                   Value rowsInTile,
+                                                   SmallVector<Value> acc) {
+  const MatmulSegment &segment = p.segments[s];
+  Value nr = l.index(blk.cols());
+  auto panelVectors = [&](Value panelRow) {
+    SmallVector<Value> bv;
+    Value at = l.add(panelBase, l.mul(l.add(kOffset[s], panelRow), nr));
+    for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+      bv.push_back(vector::LoadOp::create(
+          b, loc, vecType, packed,
+          ValueRange{l.add(at, l.index(v * blk.vectorWidth))}));
+    return bv;
+  };
+  if (!bf16Pairs())
+    return l.forLoop(
+        l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
+          SmallVector<Value> bv = panelVectors(kk);
+          Value aCol = l.mul(kk, segment.a.colStride);
+          SmallVector<Value> accOut;
+          for (int64_t r = 0; r < blk.rows; ++r) {
+            Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+            if (p.bf16Operands)
+              a = l.roundToBf16(a);
+            Value av = vector::BroadcastOp::create(b, loc, vecType, a);
+            for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+              accOut.push_back(vector::FMAOp::create(
+                  b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
+          }
+          return accOut;
+        });
+  // bf16 pairs: A's rows of the tile are rounded into pairs once per chunk
+  // of the contraction, on the stack, then each pair is one broadcast.
+  Value kPairs = l.divUp(segment.k, 2);
+  Value chunks = l.divUp(kPairs, kChunkPairs);
+  // The stack is restored after the tile: the parallel iterations run as a
+  // loop in one function, where an alloca would otherwise pile up (what
+  // memref.alloca_scope does, which cannot hold the loops).
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value stack = LLVM::StackSaveOp::create(b, loc, ptrType);
+  Value aPairs = memref::AllocaOp::create(
+      b, loc, MemRefType::get({blk.rows * kChunkPairs}, b.getI32Type()));
+  auto pairType = VectorType::get({2 * blk.vectorWidth}, b.getBF16Type());
+  auto wideType = VectorType::get({blk.vectorWidth}, b.getI32Type());
+  acc = l.forLoop(
+      l.index(0), chunks, acc,
+      [&](Value chunk, ValueRange accIn) -> SmallVector<Value> {
+        Value first = l.mul(chunk, l.index(kChunkPairs));
+        Value count = l.minIdx(l.index(kChunkPairs), l.sub(kPairs, first));
+        PairLayout layout =
+            packPairs(segment, aRowBase, rowsInTile, aPairs, first, count);
+        return l.forLoop(
+            l.index(0), count, accIn,
+            [&](Value i, ValueRange accPair) -> SmallVector<Value> {
+              SmallVector<Value> bv;
+              for (Value v : panelVectors(l.add(first, i)))
+                bv.push_back(vector::BitCastOp::create(b, loc, pairType, v));
+              SmallVector<Value> accOut;
+              for (int64_t r = 0; r < blk.rows; ++r) {
+                Value bits = l.load(aPairs, layout.index(l, r, i));
+                Value av = vector::BitCastOp::create(
+                    b, loc, pairType,
+                    vector::BroadcastOp::create(b, loc, wideType, bits));
+                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+                  accOut.push_back(x86vector::DotBF16Op::create(
+                      b, loc, vecType, accPair[r * blk.vectorsPerRow + v], av,
+                      bv[v]));
+              }
+              return accOut;
+            });
+      });
+  LLVM::StackRestoreOp::create(b, loc, stack);
+  return acc;
+}
+
+MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
+                                                   ArrayRef<Value> aRowBase,
+                                                   Value rowsInTile,
+                                                   Value aPairs, Value first,
+                                                   Value count) {
+  const MatrixRef &a = segment.a;
+  auto halfType = [&](int64_t n) {
+    return VectorType::get({n}, b.getBF16Type());
+  };
+  auto f32Type = [&](int64_t n) {
+    return VectorType::get({n}, b.getF32Type());
+  };
+  auto i32Type = [&](int64_t n) {
+    return VectorType::get({n}, b.getI32Type());
+  };
+  auto maskOf = [&](int64_t n, Value lanes) -> Value {
+    return vector::CreateMaskOp::create(
+        b, loc, VectorType::get({n}, b.getI1Type()), ValueRange{lanes});
+  };
+  // A row-major A (colStride 1): each row's k run rounds 2 * 8 elements at
+  // a time into 8 pairs, stored as they are: aPairs[row][pair].
+  if (std::optional<int64_t> col = l.constantIndex(a.colStride);
+      col && *col == 1) {
+    int64_t lanes = blk.vectorWidth;
+    int64_t perVector = lanes / 2;
+    for (int64_t r = 0; r < blk.rows; ++r)
+      l.forLoop(l.index(0), l.divUp(count, perVector), [&](Value j) {
+        Value pair = l.add(first, l.mul(j, l.index(perVector)));
+        Value k0 = l.mul(pair, l.index(2));
+        Value x = vector::MaskedLoadOp::create(
+            b, loc, f32Type(lanes), a.flat, ValueRange{l.add(aRowBase[r], k0)},
+            maskOf(lanes, l.sub(segment.k, k0)), zeroVector());
+        Value rounded = arith::TruncFOp::create(b, loc, halfType(lanes), x);
+        vector::StoreOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, i32Type(perVector), rounded),
+            aPairs,
+            ValueRange{
+                l.add(l.index(r * kChunkPairs), l.mul(j, l.index(perVector)))});
+      });
+    return PairLayout{kChunkPairs, 1};
+  }
+  // Else aPairs[pair][row]: with rowStride 1 (a transposed A: the weight
+  // gradients' X^T) the tile's rows of one k are contiguous, so each pair
+  // interleaves two row vectors; otherwise element by element.
+  std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
+  l.forLoop(l.index(0), count, [&](Value i) {
+    Value k0 = l.mul(l.add(first, i), l.index(2));
+    Value k1 = l.add(k0, l.index(1));
+    Value hasSecond =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k1, segment.k);
+    Value dst = l.mul(i, l.index(blk.rows));
+    if (rowStride && *rowStride == 1) {
+      Value rows = rowsInTile;
+      Value zeroRows = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(f32Type(blk.rows), b.getF32FloatAttr(0.0)));
+      Value x0 = vector::MaskedLoadOp::create(
+          b, loc, f32Type(blk.rows), a.flat,
+          ValueRange{l.add(aRowBase.front(), l.mul(k0, a.colStride))},
+          maskOf(blk.rows, rows), zeroRows);
+      Value x1 = vector::MaskedLoadOp::create(
+          b, loc, f32Type(blk.rows), a.flat,
+          ValueRange{l.add(aRowBase.front(), l.mul(k1, a.colStride))},
+          maskOf(blk.rows,
+                 arith::SelectOp::create(b, loc, hasSecond, rows, l.index(0))),
+          zeroRows);
+      Value pairs = vector::InterleaveOp::create(
+          b, loc, arith::TruncFOp::create(b, loc, halfType(blk.rows), x0),
+          arith::TruncFOp::create(b, loc, halfType(blk.rows), x1));
+      vector::StoreOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, i32Type(blk.rows), pairs),
+          aPairs, ValueRange{dst});
+      return;
+    }
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      Value x0 = l.load(a.flat, l.add(aRowBase[r], l.mul(k0, a.colStride)));
+      Value k1Safe = arith::SelectOp::create(b, loc, hasSecond, k1, k0);
+      Value x1 = arith::SelectOp::create(
+          b, loc, hasSecond,
+          l.load(a.flat, l.add(aRowBase[r], l.mul(k1Safe, a.colStride))),
+          l.f32(0.0));
+      Value pair = vector::FromElementsOp::create(b, loc, f32Type(2),
+                                                  ValueRange{x0, x1});
+      Value bits = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(
+              b, loc, i32Type(1),
+              arith::TruncFOp::create(b, loc, halfType(2), pair)),
+          ArrayRef<int64_t>{0});
+      l.store(bits, aPairs, l.add(dst, l.index(r)));
+    }
+  });
+  return PairLayout{1, blk.rows};
 }
 
 /// One MR x NR tile per parallel iteration.
@@ -310,24 +579,19 @@ void MatmulEmitter::emitTiles(Value packed) {
           Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
           aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
         }
+        if (packed) {
+          acc = accumulatePacked(s, packed, panelBase, aRowBase,
+                                 l.sub(p.m, firstRow), std::move(acc));
+          continue;
+        }
         acc = l.forLoop(
             l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
               SmallVector<Value> bv;
-              if (!packed) {
-                for (auto [v, slot] : llvm::enumerate(direct)) {
-                  const MatmulPart &part = p.parts[slot.part];
-                  Value value =
-                      loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
-                  bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
-                }
-              } else {
-                Value panelRow =
-                    l.add(panelBase, l.mul(l.add(kOffset[s], kk), nr));
-                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-                  bv.push_back(vector::LoadOp::create(
-                      b, loc, vecType, packed,
-                      ValueRange{
-                          l.add(panelRow, l.index(v * blk.vectorWidth))}));
+              for (auto [v, slot] : llvm::enumerate(direct)) {
+                const MatmulPart &part = p.parts[slot.part];
+                Value value =
+                    loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
+                bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
               }
               Value aCol = l.mul(kk, segment.a.colStride);
               SmallVector<Value> accOut;

@@ -376,6 +376,7 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   } else {
     mlir::tfc::CpuPipelineOptions options;
     options.vectorWidth = tfc::vectorWidthOf(*machine);
+    options.bf16Dot = tfc::hasBf16DotProducts(*machine);
     mlir::tfc::buildCpuPipeline(pm, options);
   }
   if (failed(pm.run(*module)))
