@@ -10,7 +10,10 @@
 # bench_copy_task, the attention variants of the GPT-2 block (gpt2_gqa_rope:
 # 12 query heads sharing 4 key/value heads, RoPE; gpt2_long: max_seq 2048;
 # gpt2_window256: the same with a causal sliding window of 256 keys), each
-# spec as OUT/NAME.toml, and their --no-fusion builds bench_*_unfused.
+# spec as OUT/NAME.toml, and their --no-fusion builds bench_*_unfused; the
+# GPT-2 block with dtype = "bf16" (gpt2_bf16), and on a CPU with
+# AVX512-BF16 also without its vdpbf16ps (gpt2_bf16_fma: --mattr=-avx512bf16,
+# the rounded-f32 micro-kernel of other CPUs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tfc_root="$(cd "$1" && pwd)"
@@ -72,3 +75,12 @@ both copy_task
 for name in gpt2_gqa_rope gpt2_long gpt2_window256; do
   both $name || echo "bench-build: $name not built by $tfc_root" >&2
 done
+variant gpt2_bf16 's/^\[model\]/[model]\ndtype = "bf16"/'
+build gpt2_bf16 "$out/gpt2_bf16.toml" ||
+  echo "bench-build: gpt2_bf16 not built by $tfc_root" >&2
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  sed 's/^name = "gpt2_bf16"/name = "gpt2_bf16_fma"/' "$out/gpt2_bf16.toml" \
+    >"$out/gpt2_bf16_fma.toml"
+  build gpt2_bf16_fma "$out/gpt2_bf16_fma.toml" --mattr=-avx512bf16 ||
+    echo "bench-build: gpt2_bf16_fma not built by $tfc_root" >&2
+fi

@@ -7,7 +7,10 @@
 #     query attention (12 query / 4 key-value heads) and RoPE at seq 1024,
 #     at seq 2048 plain and with a causal sliding window of 256 keys, and
 #     the copy-task model (24 blocks, width 128; batch 32, seq 64), fused
-#     (the default) and unfused (tfc --no-fusion).
+#     (the default) and unfused (tfc --no-fusion);
+#  3. bf16: the GPT-2 block (batch 4, seq 256) with dtype = "bf16" against
+#     f32, forward and forward + backward; on a CPU with AVX512-BF16 also
+#     the bf16 build without vdpbf16ps (the rounded-f32 micro-kernel).
 # Beside tfc on each row:
 #  - GFLOP/s and % of the machine's FP32 FMA peak, measured first
 #    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
@@ -148,6 +151,27 @@ for job in "gpt2_block 4 256" "gpt2_block 4 1024" "gpt2_gqa_rope 4 1024" \
       "$(used "$(value "$r" tfc_threads)" "$(value "$x" openblas_threads)" \
       "$(value "$x" onednn_threads)" "$(value "$x" torch_threads)")"
   done
+done
+echo
+echo "3. bf16 linear layers (dtype = \"bf16\"): gpt2 block, batch 4, seq 256"
+printf '%-7s %8s %8s %8s %7s %8s %8s %8s %7s\n' threads f32_fwd bf16_fwd \
+  fma_fwd f32/bf16 f32_fb bf16_fb fma_fb f32/bf16
+for threads in 1 2; do
+  [[ gpt2_bf16 =~ $rows ]] || continue
+  [ -x "$out/bench_gpt2_bf16" ] || continue
+  r32=$("$out/bench_gpt2_block" "$threads" 4 256 "$iters")
+  r16=$("$out/bench_gpt2_bf16" "$threads" 4 256 "$iters")
+  fma_fwd=- fma_fb=-
+  if [ -x "$out/bench_gpt2_bf16_fma" ]; then
+    rf=$("$out/bench_gpt2_bf16_fma" "$threads" 4 256 "$iters")
+    fma_fwd=$(printf '%.1f' "$(value "$rf" tfc_forward)")
+    fma_fb=$(printf '%.1f' "$(value "$rf" tfc_forward_backward)")
+  fi
+  f32_fwd=$(value "$r32" tfc_forward) f32_fb=$(value "$r32" tfc_forward_backward)
+  bf_fwd=$(value "$r16" tfc_forward) bf_fb=$(value "$r16" tfc_forward_backward)
+  printf '%-7s %8.1f %8.1f %8s %7s %8.1f %8.1f %8s %7s\n' "$threads" \
+    "$f32_fwd" "$bf_fwd" "$fma_fwd" "$(ratio "$f32_fwd" "$bf_fwd")" \
+    "$f32_fb" "$bf_fb" "$fma_fb" "$(ratio "$f32_fb" "$bf_fb")"
 done
 echo
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
