@@ -213,7 +213,7 @@ struct HcAggregateLowering : TfcOpLowering<HcAggregateLowering, HcAggregateOp> {
     Buffer in = l.lookup(op.getInput());
     Value maps = l.lookup(op.getMaps()).flat;
     Value out = l.lookup(op.getResult()).flat;
-    MapsLayout m{op.getStreams()};
+    MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getResult());
     Arith f{l};
     l.parallelFor(rowCount(l, in), [&](Value t) {
@@ -234,7 +234,7 @@ struct HcDistributeLowering
     Value y = l.lookup(op.getBranch()).flat;
     Value maps = l.lookup(op.getMaps()).flat;
     Value out = l.lookup(op.getResult()).flat;
-    MapsLayout m{op.getStreams()};
+    MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getBranch());
     Value alpha = l.f32(op.getAlpha().convertToDouble());
     Arith f{l};
@@ -275,7 +275,7 @@ struct HcAggregateGradLowering
     Value g = l.lookup(op.getGrad()).flat;
     Value dx = l.lookup(op.getInputGrad()).flat;
     Value dmaps = l.lookup(op.getMapsGrad()).flat;
-    MapsLayout m{op.getStreams()};
+    MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getGrad());
     Arith f{l};
     l.parallelFor(rowCount(l, in), [&](Value t) {
@@ -312,7 +312,7 @@ struct HcDistributeGradLowering
     Value dx = l.lookup(op.getInputGrad()).flat;
     Value dy = l.lookup(op.getBranchGrad()).flat;
     Value dmaps = l.lookup(op.getMapsGrad()).flat;
-    MapsLayout m{op.getStreams()};
+    MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getBranch());
     Value alpha = l.f32(op.getAlpha().convertToDouble());
     Arith f{l};
@@ -487,7 +487,7 @@ struct MhcMapsGradLowering : TfcOpLowering<MhcMapsGradLowering, MhcMapsGradOp> {
                      {proj.dims[0], proj.dims[1], l.allocIndex(3)});
     l.allocateLike(op.getBiasGrad(), op.getProj());
     // The Sinkhorn tape, per token.
-    SinkhornTape tape{op.getStreams()};
+    SinkhornTape tape{static_cast<int64_t>(op.getStreams())};
     l.allocate(l.b.getF32Type(),
                {proj.dims[0], proj.dims[1],
                 l.allocIndex(op.getSinkhornIters() * tape.perIteration())});
@@ -668,7 +668,7 @@ struct HcMapsLowering : TfcOpLowering<HcMapsLowering, HcMapsOp> {
     Value staticAlpha = l.lookup(op.getStaticAlpha()).flat;
     Value staticBeta = l.lookup(op.getStaticBeta()).flat;
     Value out = l.lookup(op.getResult()).flat;
-    MapsLayout m{op.getStreams()};
+    MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getInput()) / n;
     double eps = op.getEpsilon().convertToDouble();
     Value zero = l.index(0), nIdx = l.index(n);
@@ -727,7 +727,7 @@ LogicalResult HcMapsGradLowering::emit(HcMapsGradOp op, Lowering &l) const {
   Value dStaticBeta = l.lookup(op.getStaticBetaGrad()).flat;
   Value dAlphaScale = l.lookup(op.getAlphaScaleGrad()).flat;
   Value dBetaScale = l.lookup(op.getBetaScaleGrad()).flat;
-  MapsLayout m{op.getStreams()};
+  MapsLayout m{static_cast<int64_t>(op.getStreams())};
   int64_t n = m.n, d = streamsWidth(op.getInput()) / n;
   double eps = op.getEpsilon().convertToDouble();
   Value zero = l.index(0), one = l.index(1), nIdx = l.index(n);

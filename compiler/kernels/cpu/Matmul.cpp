@@ -117,6 +117,11 @@ private:
   PairLayout packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
                        Value rowsInTile, Value aPairs, Value first,
                        Value count);
+  /// One k of the f32 micro-kernel: A[row][kk] of each tile row (rounded
+  /// with bf16 operands) broadcast into FMAs with the row of B `bv`.
+  SmallVector<Value> fmaRows(const MatmulSegment &segment,
+                             ArrayRef<Value> aRowBase, Value kk,
+                             ArrayRef<Value> bv, ValueRange acc);
   /// The micro-kernel's accumulation over segment `s` from packed panels.
   SmallVector<Value> accumulatePacked(unsigned s, Value packed, Value panelBase,
                                       ArrayRef<Value> aRowBase,
@@ -379,6 +384,23 @@ void MatmulEmitter::emitPack(Value packed) {
   });
 }
 
+SmallVector<Value> MatmulEmitter::fmaRows(const MatmulSegment &segment,
+                                          ArrayRef<Value> aRowBase, Value kk,
+                                          ArrayRef<Value> bv, ValueRange acc) {
+  Value aCol = l.mul(kk, segment.a.colStride);
+  SmallVector<Value> out;
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+    if (p.bf16Operands)
+      a = l.roundToBf16(a);
+    Value av = vector::BroadcastOp::create(b, loc, vecType, a);
+    for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+      out.push_back(vector::FMAOp::create(b, loc, av, bv[v],
+                                          acc[r * blk.vectorsPerRow + v]));
+  }
+  return out;
+}
+
 SmallVector<Value> MatmulEmitter::accumulatePacked(unsigned s, Value packed,
                                                    Value panelBase,
                                                    ArrayRef<Value> aRowBase,
@@ -396,22 +418,11 @@ SmallVector<Value> MatmulEmitter::accumulatePacked(unsigned s, Value packed,
     return bv;
   };
   if (!bf16Pairs())
-    return l.forLoop(
-        l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
-          SmallVector<Value> bv = panelVectors(kk);
-          Value aCol = l.mul(kk, segment.a.colStride);
-          SmallVector<Value> accOut;
-          for (int64_t r = 0; r < blk.rows; ++r) {
-            Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
-            if (p.bf16Operands)
-              a = l.roundToBf16(a);
-            Value av = vector::BroadcastOp::create(b, loc, vecType, a);
-            for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-              accOut.push_back(vector::FMAOp::create(
-                  b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
-          }
-          return accOut;
-        });
+    return l.forLoop(l.index(0), segment.k, acc,
+                     [&](Value kk, ValueRange accIn) {
+                       SmallVector<Value> bv = panelVectors(kk);
+                       return fmaRows(segment, aRowBase, kk, bv, accIn);
+                     });
   // bf16 pairs: A's rows of the tile are rounded into pairs once per chunk
   // of the contraction, on the stack, then each pair is one broadcast.
   Value kPairs = l.divUp(segment.k, 2);
@@ -593,18 +604,7 @@ void MatmulEmitter::emitTiles(Value packed) {
                     loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
                 bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
               }
-              Value aCol = l.mul(kk, segment.a.colStride);
-              SmallVector<Value> accOut;
-              for (int64_t r = 0; r < blk.rows; ++r) {
-                Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
-                if (p.bf16Operands)
-                  a = l.roundToBf16(a);
-                Value av = vector::BroadcastOp::create(b, loc, vecType, a);
-                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-                  accOut.push_back(vector::FMAOp::create(
-                      b, loc, av, bv[v], accIn[r * blk.vectorsPerRow + v]));
-              }
-              return accOut;
+              return fmaRows(segment, aRowBase, kk, bv, accIn);
             });
       }
       return acc;
