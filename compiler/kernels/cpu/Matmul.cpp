@@ -101,9 +101,9 @@ private:
   /// (stored as it is made), unrounded.
   Value packedRow(const Slot &slot, unsigned segment, Value bt, Value kk,
                   Value mask);
-  /// Two rows of f32 as one vector of bf16 pairs (row0's element first),
-  /// in f32 lanes as the panel stores them.
-  Value interleaveBf16(Value row0, Value row1);
+  /// Two vectors of f32 as one vector of bf16 pairs (row0's element
+  /// first), bitcast to `asType` (f32 lanes for the panels, i32 for A).
+  Value interleaveBf16(Value row0, Value row1, Type asType);
   /// Where pair `i` of row `r` of a chunk of A's bf16 pairs lies.
   struct PairLayout {
     int64_t rowStride, pairStride;
@@ -289,12 +289,13 @@ Value MatmulEmitter::packedRow(const Slot &slot, unsigned segment, Value bt,
   return value;
 }
 
-Value MatmulEmitter::interleaveBf16(Value row0, Value row1) {
-  auto halfType = VectorType::get({blk.vectorWidth}, b.getBF16Type());
+Value MatmulEmitter::interleaveBf16(Value row0, Value row1, Type asType) {
+  auto lanes = cast<VectorType>(row0.getType()).getNumElements();
+  auto halfType = VectorType::get({lanes}, b.getBF16Type());
   Value pairs = vector::InterleaveOp::create(
       b, loc, arith::TruncFOp::create(b, loc, halfType, row0),
       arith::TruncFOp::create(b, loc, halfType, row1));
-  return vector::BitCastOp::create(b, loc, vecType, pairs);
+  return vector::BitCastOp::create(b, loc, asType, pairs);
 }
 
 /// P[bt][panel][k][NR] = B[bt][k][columns of the panel], zero past n (with
@@ -357,7 +358,8 @@ void MatmulEmitter::emitPack(Value packed) {
                                    ? packedRow(slot, s, bt,
                                                l.add(k0, l.index(1)), masks[v])
                                    : zeroVector();
-                  store(interleaveBf16(row0, row1), l.add(kOffset[s], pair), v);
+                  store(interleaveBf16(row0, row1, vecType),
+                        l.add(kOffset[s], pair), v);
                   if (!sums)
                     continue;
                   Value sum = arith::AddFOp::create(b, loc, acc[v], row0);
@@ -534,12 +536,8 @@ MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
           maskOf(blk.rows,
                  arith::SelectOp::create(b, loc, hasSecond, rows, l.index(0))),
           zeroRows);
-      Value pairs = vector::InterleaveOp::create(
-          b, loc, arith::TruncFOp::create(b, loc, halfType(blk.rows), x0),
-          arith::TruncFOp::create(b, loc, halfType(blk.rows), x1));
-      vector::StoreOp::create(
-          b, loc, vector::BitCastOp::create(b, loc, i32Type(blk.rows), pairs),
-          aPairs, ValueRange{dst});
+      vector::StoreOp::create(b, loc, interleaveBf16(x0, x1, i32Type(blk.rows)),
+                              aPairs, ValueRange{dst});
       return;
     }
     for (int64_t r = 0; r < blk.rows; ++r) {
