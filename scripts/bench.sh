@@ -10,7 +10,9 @@
 #     (the default) and unfused (tfc --no-fusion);
 #  3. bf16: the GPT-2 block (batch 4, seq 256) with dtype = "bf16" against
 #     f32, forward and forward + backward; on a CPU with AVX512-BF16 also
-#     the bf16 build without vdpbf16ps (the rounded-f32 micro-kernel).
+#     the bf16 build without vdpbf16ps (the rounded-f32 micro-kernel);
+#  4. where the time goes: the per-op profile (TFC_PROFILE=1) of the block's
+#     and the copy-task model's forward + backward, 1 and 2 threads.
 # Beside tfc on each row:
 #  - GFLOP/s and % of the machine's FP32 FMA peak, measured first
 #    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
@@ -172,6 +174,19 @@ for threads in 1 2; do
   printf '%-7s %8.1f %8.1f %8s %7s %8.1f %8.1f %8s %7s\n' "$threads" \
     "$f32_fwd" "$bf_fwd" "$fma_fwd" "$(ratio "$f32_fwd" "$bf_fwd")" \
     "$f32_fb" "$bf_fb" "$fma_fb" "$(ratio "$f32_fb" "$bf_fb")"
+done
+echo
+echo "4. where the time goes (TFC_PROFILE=1, runtime.h): forward + backward by op, ms"
+echo "   summed over the $iters timed steps, % of the entry point's time"
+for job in "gpt2_block 4 256" "copy_task 32 64"; do
+  set -- $job
+  name=$1 batch=$2 seq=$3
+  [[ $name =~ $rows ]] || continue
+  for threads in 1 2; do
+    echo "$name b$batch s$seq, $threads thread(s):"
+    TFC_PROFILE=1 "$out/bench_$name" "$threads" "$batch" "$seq" "$iters" |
+      sed -n '/^profile of/,$p' | tail -n +2 | sed 's/^/  /'
+  done
 done
 echo
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -75,6 +75,8 @@ Type argumentType(MLIRContext *ctx, const EntryArgument &arg) {
 void declareEntryRuntimeFunctions(ModuleOp module) {
   declareRuntimeFunction(module, runtime::tfc_rt_error);
   declareRuntimeFunction(module, runtime::tfc_rt_check_finite);
+  declareRuntimeFunction(module, runtime::tfc_rt_profile_begin);
+  declareRuntimeFunction(module, runtime::tfc_rt_profile_end);
 }
 
 Value memrefFromPointer(OpBuilder &b, Location loc, Value ptr, Type elementType,
@@ -160,6 +162,51 @@ Value EntryPointBuilder::string(OpBuilder &b, StringRef text) {
   return globalString(b, func.getLoc(),
                       (func.getName() + ".str" + Twine(numStrings++)).str(),
                       text);
+}
+
+/// The label of an entry's profile ("forward"), or empty for the entries
+/// without hooks (sizes and set-up).
+static StringRef profileLabel(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Forward:
+    return "forward";
+  case EntryKind::Backward:
+    return "backward";
+  case EntryKind::Prefill:
+    return "prefill";
+  case EntryKind::Decode:
+    return "decode";
+  default:
+    return "";
+  }
+}
+
+Value EntryPointBuilder::profileBegin(OpBuilder &b, Location loc) {
+  if (signature.cuda || profileLabel(entry.kind).empty())
+    return Value();
+  return callRuntimeFunction(b, loc, runtime::tfc_rt_profile_begin,
+                             ValueRange{func.getArgument(0)})
+      .getResult();
+}
+
+void EntryPointBuilder::profileEnd(OpBuilder &b, Location loc, StringRef what,
+                                   Value start) {
+  std::string text = profileLabel(entry.kind).str();
+  if (!what.empty())
+    text += (" " + what).str();
+  // One string per name: an op emitted in several places shares it.
+  auto [symbol, inserted] = profileNames.try_emplace(text);
+  Value name;
+  if (inserted) {
+    symbol->second =
+        (func.getName() + ".profile" + Twine(profileNames.size())).str();
+    name = globalString(b, loc, symbol->second, text);
+  } else {
+    name = LLVM::AddressOfOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), symbol->second);
+  }
+  callRuntimeFunction(b, loc, runtime::tfc_rt_profile_end,
+                      ValueRange{func.getArgument(0), name, start});
 }
 
 Value EntryPointBuilder::reportError(OpBuilder &b, Location loc,

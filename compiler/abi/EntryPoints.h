@@ -39,6 +39,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfc::abi {
 
@@ -88,6 +89,14 @@ public:
   Value finiteStatus(OpBuilder &b, Location loc,
                      llvm::function_ref<Value(const EntryArgument &)> numelOf);
 
+  /// The profile hooks (runtime.h, tfc_runtime_set_profile) of forward,
+  /// backward, prefill and decode on the CPU: the start time of what
+  /// follows b's insertion point (null where the entry has no hooks), and
+  /// the end that adds the time since `start` to "ENTRY WHAT" ("forward
+  /// fused_linear"), or to "ENTRY" for an empty `what` (the whole call).
+  Value profileBegin(OpBuilder &b, Location loc);
+  void profileEnd(OpBuilder &b, Location loc, StringRef what, Value start);
+
 private:
   void emitArgumentChecks(OpBuilder &b);
   void emitSizeChecks(OpBuilder &b);
@@ -99,6 +108,8 @@ private:
   func::FuncOp func;
   Block *valid = nullptr;
   unsigned numStrings = 0; // Constant strings made so far (symbol names).
+  /// The profile's names made so far, by text: their symbols.
+  llvm::StringMap<std::string> profileNames;
 };
 
 } // namespace mlir::tfc::abi

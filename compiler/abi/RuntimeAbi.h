@@ -150,6 +150,9 @@ namespace runtime {
 // Entry points: error messages and the numerical guard.
 TFC_ABI_RUNTIME_FUNCTION(tfc_rt_error);
 TFC_ABI_RUNTIME_FUNCTION(tfc_rt_check_finite);
+// The per-op profile (EntryPointBuilder::profileBegin/End).
+TFC_ABI_RUNTIME_FUNCTION(tfc_rt_profile_begin);
+TFC_ABI_RUNTIME_FUNCTION(tfc_rt_profile_end);
 // The thread pool (tfc-outline-parallel-loops).
 TFC_ABI_RUNTIME_FUNCTION(tfc_rt_parallel_for);
 // NAME_init.

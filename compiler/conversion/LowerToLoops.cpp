@@ -105,12 +105,14 @@ private:
   }
 
   /// The allocation point (allocation arithmetic goes before it, compute
-  /// after it) at the start of `entry`'s all-valid branch, and `b` after it.
+  /// after it) at the start of `entry`'s all-valid branch, and `b` after it,
+  /// after the start of the entry's profile.
   Operation *beginBody(OpBuilder &b, abi::EntryPointBuilder &entry);
   /// Whether every array of `func` (the model or @NAME_grad) is an array of
   /// `entry`, under its role: the body looks them up by value.
   LogicalResult checkArrays(func::FuncOp func, const abi::EntryPoint &entry);
-  /// The allocation point goes, with the plan code nothing reads.
+  /// The entry's profile ends before its status is returned; the
+  /// allocation point goes, with the plan code nothing reads.
   void finishEntry(abi::EntryPointBuilder &entry, Operation *marker);
   /// Sizes, the parameter buffer and the workspace of an entry point;
   /// returns the parameter count as an index value.
@@ -201,6 +203,10 @@ private:
   LogicalResult emitOp(Lowering &l, Operation *op);
 
   func::FuncOp model, grad;
+  /// The entry being built and the start of its profile (null where it
+  /// has none): every op's loops are timed too (emitOp).
+  abi::EntryPointBuilder *profiled = nullptr;
+  Value profileStart;
   /// The decoding functions (null without decoding).
   func::FuncOp prefill, decode;
   LoweringTarget target;
@@ -266,6 +272,8 @@ Operation *ModelLowering::beginBody(OpBuilder &b,
   b.setInsertionPointToStart(entry.validBlock());
   Operation *marker = arith::ConstantIndexOp::create(b, model.getLoc(), 0);
   b.setInsertionPointAfter(marker);
+  profiled = &entry;
+  profileStart = entry.profileBegin(b, model.getLoc());
   return marker;
 }
 
@@ -324,6 +332,11 @@ static void eraseDeadPlanCode(func::FuncOp func) {
 
 void ModelLowering::finishEntry(abi::EntryPointBuilder &entry,
                                 Operation *marker) {
+  if (profileStart) {
+    OpBuilder b(entry.validBlock()->getTerminator());
+    entry.profileEnd(b, model.getLoc(), "", profileStart);
+  }
+  profiled = nullptr;
   marker->erase();
   eraseDeadPlanCode(entry.function());
 }
@@ -1088,8 +1101,11 @@ LogicalResult ModelLowering::planOp(Lowering &l, Operation *op) {
 LogicalResult ModelLowering::emitOp(Lowering &l, Operation *op) {
   l.beginOp(op);
   l.bindSavedResults(op);
+  Value start = profileStart ? profiled->profileBegin(l.b, l.loc) : Value();
   if (failed(lowerings.lookup(op)->emit(op, l)))
     return failure();
+  if (start)
+    profiled->profileEnd(l.b, l.loc, op->getName().stripDialect(), start);
   return l.endOp();
 }
 

@@ -12,7 +12,9 @@
  * Compile with -DTFC_HEADER='"NAME.h"' -DTFC_NAME=NAME -DTFC_UNAME=UPPER.
  * Prints `tfc_forward ms`, `tfc_forward_backward ms` (with a backward;
  * medians) and `tfc_threads T`: CPU time over wall time of the timed steps,
- * the number of cores the runtime really kept busy. */
+ * the number of cores the runtime really kept busy. With TFC_PROFILE=1 in
+ * the environment, then the runtime's per-op profile of the timed steps
+ * (tfc_runtime_profile_report: each entry point, its ops by time). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,7 @@ int main(int argc, char **argv) {
   if (iters > 64)
     iters = 64;
   const int d = MACRO(_D_MODEL), vocab = MACRO(_VOCAB), m = batch * seq;
+  (void)d, (void)vocab; /* each only for some kinds of model */
 
   tfc_runtime *rt = NULL;
   check(tfc_runtime_create(threads, &rt), "runtime");
@@ -96,6 +99,8 @@ int main(int argc, char **argv) {
 
   double t[64], tb[64], wall = 0, cpu = 0;
   for (int i = -2; i < iters; ++i) {
+    if (i == 0) /* the profile counts the timed steps only */
+      check(tfc_runtime_profile_reset(rt), "profile");
     double c0 = cpu_ms(), t0 = now_ms();
     check(FORWARD(), "forward");
     double t1 = now_ms();
@@ -115,6 +120,15 @@ int main(int argc, char **argv) {
   if (MACRO(_HAS_BACKWARD))
     printf("tfc_forward_backward %.3f\n", median(tb, iters));
   printf("tfc_threads %.2f\n", cpu / wall);
+  if (tfc_runtime_profile(rt)) {
+    size_t length = 0;
+    check(tfc_runtime_profile_report(rt, NULL, 0, &length), "profile");
+    char *report = malloc(length + 1);
+    check(tfc_runtime_profile_report(rt, report, length + 1, &length),
+          "profile");
+    printf("profile of the %d timed steps (TFC_PROFILE):\n%s", iters, report);
+    free(report);
+  }
   tfc_runtime_destroy(rt);
   return 0;
 }

@@ -27,6 +27,7 @@
 #include "tfc/runtime.h"
 
 #include "num_threads.h"
+#include "profile.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,6 +57,7 @@ struct worker {
 struct tfc_runtime {
   int32_t num_threads;
   _Atomic int32_t check_finite; /* tfc_runtime_set_check_finite */
+  struct tfc_profile *profile;  /* profile.c */
   int64_t spin_ns;
   uint64_t generation; /* only touched under call_mu */
   struct worker *workers;
@@ -241,6 +243,7 @@ static void teardown(tfc_runtime *rt, int32_t started) {
   pthread_mutex_destroy(&rt->wake_mu);
   pthread_mutex_destroy(&rt->call_mu);
   free(rt->workers);
+  tfc_profile_destroy(rt->profile);
   free(rt);
 }
 
@@ -263,6 +266,7 @@ int32_t tfc_runtime_create(int32_t num_threads, tfc_runtime **out) {
   memset(rt, 0, sizeof *rt);
   rt->num_threads = tfc_resolve_num_threads(num_threads);
   atomic_init(&rt->check_finite, env_int("TFC_CHECK_FINITE", 0) > 0);
+  rt->profile = tfc_profile_create(env_int("TFC_PROFILE", 0) > 0);
   int64_t spin_us = env_int("TFC_SPIN_US", TFC_DEFAULT_SPIN_NS / 1000);
   rt->spin_ns = (spin_us > 1000000 ? 1000000 : spin_us) * 1000;
   atomic_init(&rt->epoch, 0);
@@ -335,6 +339,10 @@ int32_t tfc_runtime_set_check_finite(tfc_runtime *rt, int32_t on) {
 
 int32_t tfc_runtime_check_finite(const tfc_runtime *rt) {
   return rt ? atomic_load_explicit(&rt->check_finite, memory_order_relaxed) : 0;
+}
+
+struct tfc_profile *tfc_runtime_profile_of(const tfc_runtime *rt) {
+  return rt ? rt->profile : NULL;
 }
 
 void tfc_rt_parallel_for(tfc_runtime *rt, int64_t n, tfc_task_fn fn,

@@ -85,6 +85,9 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           llvm.insertvalue %[[WS]], %{{.*}}[0]
 // CHECK:           %[[WSM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi8>
 // CHECK:           %[[PACKED:.*]] = memref.view %[[WSM]][%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// The profile (runtime.h): the whole call, then each op, is timed.
+// CHECK:           %[[CALL_T0:.*]] = llvm.call @tfc_rt_profile_begin(%[[RT]]) : (!llvm.ptr) -> i64
+// CHECK:           llvm.call @tfc_rt_profile_begin(%[[RT]]) : (!llvm.ptr) -> i64
 // The matmul: B packed into panels (rows of unit column stride with masked
 // vector loads), then the register-blocked micro-kernel.
 // CHECK:           scf.parallel
@@ -96,6 +99,7 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:               vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK:               vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK:             vector.maskedstore
+// CHECK:           llvm.call @tfc_rt_profile_end(%[[RT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // The numerical guard: a chained runtime call per output (a no-op unless on).
 // CHECK:             %[[FIN:.*]] = llvm.call @tfc_rt_check_finite(%{{.*}}, %[[RT]], %{{.*}}, %{{.*}}, %[[Y]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i32
 // CHECK-NEXT:        scf.yield %[[FIN]] : i32
@@ -104,6 +108,9 @@ func.func @mini(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NEXT:        %[[C3:.*]] = arith.constant 3 : i32
 // CHECK-NEXT:        scf.yield %[[C3]] : i32
 // CHECK-NEXT:      }
+// CHECK-NEXT:      llvm.mlir.addressof @mini_forward.profile{{[0-9]+}} : !llvm.ptr
+// CHECK-NEXT:      %[[CALL_NAME:.*]] = llvm.getelementptr
+// CHECK-NEXT:      llvm.call @tfc_rt_profile_end(%[[RT]], %[[CALL_NAME]], %[[CALL_T0]])
 // CHECK-NEXT:      scf.yield %{{.*}} : i32
 // A failing check records its message (one call for all of them).
 // CHECK-NEXT:    } else {
@@ -189,6 +196,9 @@ func.func @lm(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:             %[[TERR:.*]] = llvm.call @tfc_rt_error(%[[C3]], %{{.*}}, %[[FIRST]], %[[BAD64]]) vararg
 // CHECK-NEXT:        scf.yield %[[TERR]] : i32
 // CHECK-NEXT:      }
+// CHECK-NEXT:      llvm.mlir.addressof @lm_forward.profile{{[0-9]+}} : !llvm.ptr
+// CHECK-NEXT:      llvm.getelementptr
+// CHECK-NEXT:      llvm.call @tfc_rt_profile_end(
 // CHECK-NEXT:      scf.yield %[[INNER]] : i32
 // CHECK-LABEL: func.func @lm_workspace_size(
 // CHECK-SAME:      %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) -> i64

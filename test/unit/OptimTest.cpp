@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeFixtures.h"
 #include "tfc/runtime.h"
 
 #include <gtest/gtest.h>
@@ -26,14 +27,7 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-// Owns a runtime so that a failing assertion does not leak worker threads.
-struct Runtime {
-  tfc_runtime *rt = nullptr;
-  explicit Runtime(int32_t threads) {
-    EXPECT_EQ(tfc_runtime_create(threads, &rt), TFC_OK);
-  }
-  ~Runtime() { tfc_runtime_destroy(rt); }
-};
+using tfc::test::Runtime;
 
 tfc_adam_config adamConfig(float lr, float wd, int32_t decoupled) {
   tfc_adam_config cfg;

@@ -69,6 +69,15 @@ TEST_F(RuntimeAbiTest, RuntimeFunctionTypes) {
   EXPECT_EQ(runtime::tfc_rt_check_finite.name, "tfc_rt_check_finite");
   EXPECT_EQ(str(runtime::tfc_rt_check_finite.llvmType(&ctx)),
             "!llvm.func<i32 (i32, ptr, ptr, ptr, ptr, i64, ptr, ptr, i64)>");
+  // int64_t tfc_rt_profile_begin(const tfc_runtime *rt)
+  EXPECT_EQ(runtime::tfc_rt_profile_begin.name, "tfc_rt_profile_begin");
+  EXPECT_EQ(str(runtime::tfc_rt_profile_begin.funcType(&ctx)),
+            "(!llvm.ptr) -> i64");
+  // void tfc_rt_profile_end(tfc_runtime *rt, const char *name,
+  //     int64_t start)
+  EXPECT_EQ(runtime::tfc_rt_profile_end.name, "tfc_rt_profile_end");
+  EXPECT_EQ(str(runtime::tfc_rt_profile_end.llvmType(&ctx)),
+            "!llvm.func<void (ptr, ptr, i64)>");
   // void tfc_rt_parallel_for(tfc_runtime *rt, int64_t n, tfc_task_fn fn,
   //     void *ctx)
   EXPECT_EQ(runtime::tfc_rt_parallel_for.name, "tfc_rt_parallel_for");

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/runtime.h"
+#include "RuntimeFixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -28,36 +29,8 @@
 
 namespace {
 
-// Owns a runtime so that a failing assertion does not leak worker threads.
-struct Runtime {
-  tfc_runtime *rt = nullptr;
-  explicit Runtime(int32_t threads) {
-    EXPECT_EQ(tfc_runtime_create(threads, &rt), TFC_OK);
-  }
-  ~Runtime() { tfc_runtime_destroy(rt); }
-};
-
-// Sets an environment variable for one scope and restores the old value.
-struct ScopedEnv {
-  std::string name, old;
-  bool had;
-  ScopedEnv(const char *n, const char *value) : name(n) {
-    const char *o = getenv(n);
-    had = o != nullptr;
-    if (had)
-      old = o;
-    if (value)
-      setenv(n, value, 1);
-    else
-      unsetenv(n);
-  }
-  ~ScopedEnv() {
-    if (had)
-      setenv(name.c_str(), old.c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using tfc::test::Runtime;
+using tfc::test::ScopedEnv;
 
 int32_t onlineCpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);

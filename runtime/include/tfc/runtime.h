@@ -103,6 +103,49 @@ int32_t tfc_runtime_num_threads(const tfc_runtime *rt);
 int32_t tfc_runtime_set_check_finite(tfc_runtime *rt, int32_t on);
 int32_t tfc_runtime_check_finite(const tfc_runtime *rt);
 
+/* The per-op profile: where a call's time goes. When on, the CPU code of
+ * NAME_forward, NAME_backward, NAME_prefill and NAME_decode times each call
+ * as a whole, under its entry's name ("forward", "backward", "prefill",
+ * "decode"), and each op it runs (the op's loops on every thread, from
+ * their start to the last thread's end), under "ENTRY OP" with the op's
+ * name as --emit=tfc prints it without "tfc." ("forward fused_linear",
+ * "backward flash_attention_grad"), and adds the seconds and the count to
+ * the runtime's table. What an entry spends outside its ops (copies of the
+ * depth loop's carries and saved values, the finite check) is its time
+ * minus theirs. Off by default; tfc_runtime_create turns it on when the
+ * environment variable TFC_PROFILE is a positive integer. Calls with
+ * rt == NULL are not profiled; user threads sharing a runtime add to one
+ * table. Off, each op costs two calls that return at once; CUDA builds
+ * have no hooks. At most TFC_PROFILE_MAX_ENTRIES names are kept (later
+ * ones are dropped), each cut to TFC_PROFILE_NAME_MAX - 1 bytes.
+ * set/reset: TFC_ERR_NULL_POINTER for rt == NULL. get: 0 for NULL. */
+#define TFC_PROFILE_MAX_ENTRIES 512
+#define TFC_PROFILE_NAME_MAX 64
+int32_t tfc_runtime_set_profile(tfc_runtime *rt, int32_t on);
+int32_t tfc_runtime_profile(const tfc_runtime *rt);
+/* Empties the table (the profile stays on or off). */
+int32_t tfc_runtime_profile_reset(tfc_runtime *rt);
+
+typedef struct tfc_profile_entry {
+  char name[TFC_PROFILE_NAME_MAX]; /* "forward" or "forward fused_linear" */
+  int64_t calls;
+  double seconds; /* in all calls */
+} tfc_profile_entry;
+
+/* The table, the largest time first: *count = the number of entries, of
+ * which the first min(*count, capacity) are copied to out (out may be NULL
+ * with capacity 0 to ask for the count). */
+int32_t tfc_runtime_profile_entries(const tfc_runtime *rt,
+                                    tfc_profile_entry *out, int32_t capacity,
+                                    int32_t *count);
+/* The table as text, one block per entry point: its calls, milliseconds
+ * and milliseconds per call, then its ops by time (calls, milliseconds, %
+ * of the entry) and "(between ops)". Writes at most size bytes to buf
+ * (NUL-terminated when size > 0) and the whole text's length, without the
+ * NUL, to *length (snprintf's rule: call again with *length + 1). */
+int32_t tfc_runtime_profile_report(const tfc_runtime *rt, char *buf,
+                                   size_t size, size_t *length);
+
 /* ---- Called by generated code ------------------------------------------- *
  * A parallel loop body: runs iterations [begin, end) of a loop whose
  * captured values are packed in `ctx`. */
@@ -118,6 +161,12 @@ typedef void (*tfc_task_fn)(void *ctx, int64_t begin, int64_t end);
  * when called from inside a task of any runtime (a nested loop), fn(ctx, 0,
  * n) runs inline on the calling thread. */
 void tfc_rt_parallel_for(tfc_runtime *rt, int64_t n, tfc_task_fn fn, void *ctx);
+
+/* The profile hooks (tfc_runtime_set_profile): begin returns the time now
+ * (ns, monotonic) when rt's profile is on, else -1; end adds the time since
+ * `start` to the entry `name` unless start is -1. */
+int64_t tfc_rt_profile_begin(const tfc_runtime *rt);
+void tfc_rt_profile_end(tfc_runtime *rt, const char *name, int64_t start);
 
 /* The finite check of generated code, chained: returns `status` at once when
  * it is not TFC_OK, or when rt is NULL or its check is off; otherwise scans
