@@ -112,7 +112,7 @@ void mlir::tfc::registerCudaPipeline() {
         buildCudaPipeline(pm, options);
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
         optionsHandler(CudaPipelineCLOptions());
       });
 }
