@@ -1,2 +1,0 @@
-// The translation unit that builds the precompiled headers of
-// cmake/PrecompiledHeaders.cmake; it defines nothing.
