@@ -1098,13 +1098,28 @@ LogicalResult ModelLowering::planOp(Lowering &l, Operation *op) {
   return l.endOp();
 }
 
+/// Whether the ops after `begin` up to b's insertion point only compute
+/// views and indices (a parameter's view, a saved slot's): no work to time.
+static bool onlyViewsAfter(Operation *begin, OpBuilder &b) {
+  if (b.getInsertionBlock() != begin->getBlock())
+    return false;
+  for (auto it = std::next(begin->getIterator()); it != b.getInsertionPoint();
+       ++it)
+    if (it->getNumRegions() != 0 || !isMemoryEffectFree(&*it))
+      return false;
+  return true;
+}
+
 LogicalResult ModelLowering::emitOp(Lowering &l, Operation *op) {
   l.beginOp(op);
   l.bindSavedResults(op);
   Value start = profileStart ? profiled->profileBegin(l.b, l.loc) : Value();
   if (failed(lowerings.lookup(op)->emit(op, l)))
     return failure();
-  if (start)
+  // Ops that only name buffers are left out of the profile.
+  if (start && onlyViewsAfter(start.getDefiningOp(), l.b))
+    start.getDefiningOp()->erase();
+  else if (start)
     profiled->profileEnd(l.b, l.loc, op->getName().stripDialect(), start);
   return l.endOp();
 }
