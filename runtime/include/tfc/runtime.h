@@ -109,7 +109,8 @@ int32_t tfc_runtime_check_finite(const tfc_runtime *rt);
  * "decode"), and each op it runs (the op's loops on every thread, from
  * their start to the last thread's end), under "ENTRY OP" with the op's
  * name as --emit=tfc prints it without "tfc." ("forward fused_linear",
- * "backward flash_attention_grad"), and adds the seconds and the count to
+ * "backward flash_attention_grad"; not the ops that only name buffers,
+ * such as a parameter's view), and adds the seconds and the count to
  * the runtime's table. What an entry spends outside its ops (copies of the
  * depth loop's carries and saved values, the finite check) is its time
  * minus theirs. Off by default; tfc_runtime_create turns it on when the
