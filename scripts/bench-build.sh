@@ -13,7 +13,9 @@
 # spec as OUT/NAME.toml, and their --no-fusion builds bench_*_unfused; the
 # GPT-2 block with dtype = "bf16" (gpt2_bf16), and on a CPU with
 # AVX512-BF16 also without its vdpbf16ps (gpt2_bf16_fma: --mattr=-avx512bf16,
-# the rounded-f32 micro-kernel of other CPUs).
+# the rounded-f32 micro-kernel of other CPUs); the GPT-2 block and the
+# copy-task model with each train.recompute policy but "none"
+# (NAME_rc_POLICY).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tfc_root="$(cd "$1" && pwd)"
@@ -84,3 +86,13 @@ if grep -qw avx512_bf16 /proc/cpuinfo; then
   build gpt2_bf16_fma "$out/gpt2_bf16_fma.toml" --mattr=-avx512bf16 ||
     echo "bench-build: gpt2_bf16_fma not built by $tfc_root" >&2
 fi
+# The recompute policies: the spec with a [train] section appended.
+for name in gpt2_block copy_task; do
+  for policy in attention ffn block; do
+    { sed "s/^name = \"$name\"/name = \"${name}_rc_$policy\"/" \
+      "$out/$name.toml"; printf '\n[train]\nrecompute = "%s"\n' "$policy"; } \
+      >"$out/${name}_rc_$policy.toml"
+    build "${name}_rc_$policy" "$out/${name}_rc_$policy.toml" ||
+      echo "bench-build: ${name}_rc_$policy not built by $tfc_root" >&2
+  done
+done

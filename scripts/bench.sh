@@ -12,7 +12,10 @@
 #     f32, forward and forward + backward; on a CPU with AVX512-BF16 also
 #     the bf16 build without vdpbf16ps (the rounded-f32 micro-kernel);
 #  4. where the time goes: the per-op profile (TFC_PROFILE=1) of the block's
-#     and the copy-task model's forward + backward, 1 and 2 threads.
+#     and the copy-task model's forward + backward, 1 and 2 threads;
+#  5. memory for time: the block and the copy-task model with each
+#     train.recompute policy, forward + backward time beside the workspace
+#     and its saved values (tfc --emit=memory-report).
 # Beside tfc on each row:
 #  - GFLOP/s and % of the machine's FP32 FMA peak, measured first
 #    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
@@ -186,6 +189,35 @@ for job in "gpt2_block 4 256" "copy_task 32 64"; do
     echo "$name b$batch s$seq, $threads thread(s):"
     TFC_PROFILE=1 "$out/bench_$name" "$threads" "$batch" "$seq" "$iters" |
       sed -n '/^profile of/,$p' | tail -n +2 | sed 's/^/  /'
+  done
+done
+echo
+echo "5. recompute (train.recompute): forward + backward ms, and MiB of the workspace"
+echo "   and of the values forward saves for backward (tfc --emit=memory-report)"
+printf '%-20s %-10s %9s %9s %8s %8s %8s %8s\n' model recompute workspace saved \
+  fb_1thr x_none fb_2thr x_none
+for job in "gpt2_block 4 256" "copy_task 32 64"; do
+  set -- $job
+  model=$1 batch=$2 seq=$3
+  [[ ${model}_rc =~ $rows ]] || continue
+  base1="" base2=""
+  for policy in none attention ffn block; do
+    name=$model
+    [ "$policy" = none ] || name=${model}_rc_$policy
+    [ -x "$out/bench_$name" ] || continue
+    report=$("$root/build/bin/tfc" "$out/$name.toml" --emit=memory-report \
+      --batch "$batch" --seq "$seq")
+    ws=$(echo "$report" | awk '/^workspace/ {printf "%.1f", $2 / 1048576}')
+    saved=$(echo "$report" |
+      awk '/^  saved for backward/ {printf "%.1f", $4 / 1048576}')
+    t1=$(value "$("$out/bench_$name" 1 "$batch" "$seq" "$iters" tfc-only)" \
+      tfc_forward_backward)
+    t2=$(value "$("$out/bench_$name" 2 "$batch" "$seq" "$iters" tfc-only)" \
+      tfc_forward_backward)
+    [ -n "$base1" ] || base1=$t1 base2=$t2
+    printf '%-20s %-10s %9s %9s %8.1f %8s %8.1f %8s\n' "$model b$batch s$seq" \
+      "$policy" "$ws" "${saved:-0}" "$t1" "$(ratio "$t1" "$base1")" "$t2" \
+      "$(ratio "$t2" "$base2")"
   done
 done
 echo

@@ -23,6 +23,7 @@
 
 #include "abi/EntryPoints.h"
 #include "abi/EntrySignature.h"
+#include "conversion/MemoryReport.h"
 #include "conversion/OpLowering.h"
 #include "conversion/Passes.h"
 #include "kernels/Elementwise.h"
@@ -85,7 +86,10 @@ public:
 
   LogicalResult emitForward(OpBuilder &mb);
   LogicalResult emitBackward(OpBuilder &mb);
-  LogicalResult emitWorkspaceSize(OpBuilder &mb);
+  /// NAME_workspace_size; with `reportAt` (batch, seq [, enc_seq]) also
+  /// the module's tfc.memory_report at those sizes (MemoryReport.h).
+  LogicalResult emitWorkspaceSize(OpBuilder &mb,
+                                  ArrayRef<int64_t> reportAt = {});
   /// NAME_prefill or NAME_decode from its decoding function `fn`.
   LogicalResult emitDecoding(OpBuilder &mb, func::FuncOp fn,
                              const abi::EntryPoint &entryPoint);
@@ -123,6 +127,11 @@ private:
   void bindSizes(Lowering &l, ValueRange sizes);
   /// The compile-time geometry of the model's KV cache.
   KvCacheShape cacheShape() const;
+  /// Evaluates the ledger of NAME_workspace_size's plans (ending at `total`)
+  /// at `sizes` into the module's tfc.memory_report.
+  LogicalResult attachMemoryReport(const abi::EntryPointBuilder &entry,
+                                   const WorkspaceLedger &ledger, Value total,
+                                   ArrayRef<int64_t> sizes);
   /// The KV cache at `ptr` as the decoding ops see it (f32 data, dims
   /// {batch, slots} from its header; null and placeholder dims without
   /// `ptr`), and its header as i64 words in `header`.
@@ -411,7 +420,7 @@ LogicalResult ModelLowering::planForward(Lowering &l, func::FuncOp fn,
     if (auto slot = fn.getArgAttrOfType<IntegerAttr>(i, "tfc.save")) {
       Type elementType = cast<ShapedType>(arg.getType()).getElementType();
       l.atAllocationPoint([&] {
-        buffer = l.allocateSaved(slot.getInt(), elementType, buffer.dims);
+        buffer = l.allocateSaved(slot.getInt(), arg, elementType, buffer.dims);
       });
     }
     l.bind(arg, buffer);
@@ -473,7 +482,9 @@ ModelLowering::ArgumentCheckWords
 ModelLowering::allocateArgumentChecks(Lowering &l, func::FuncOp fn) {
   Interface iface(fn);
   ArgumentCheckWords words;
-  auto word = [&] { return l.allocate(l.b.getI64Type(), {l.allocIndex(1)}); };
+  auto word = [&] {
+    return l.allocate(l.b.getI64Type(), {l.allocIndex(1)}, "argument checks");
+  };
   if (llvm::is_contained(iface.argRoles, "tokens"))
     words.tokens = word();
   if (llvm::is_contained(iface.argRoles, "lengths"))
@@ -716,7 +727,8 @@ LogicalResult ModelLowering::emitBackwardBody(Lowering &l,
   return success();
 }
 
-LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
+LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb,
+                                               ArrayRef<int64_t> reportAt) {
   Location loc = model.getLoc();
   MLIRContext *ctx = model.getContext();
   auto i64 = mb.getI64Type();
@@ -732,10 +744,20 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
     l.setWorkspace(abi::memrefFromPointer(b, loc, null, b.getI8Type(),
                                           l.index(INT64_MAX / 2)));
   });
+  WorkspaceLedger ledger;
+  bool report = !reportAt.empty();
+  auto beginPhase = [&](Lowering &planner, StringRef name) {
+    if (!report)
+      return;
+    planner.setLedger(&ledger);
+    ledger.beginPhase(name);
+  };
   // Forward's buffers, then (for training) backward's after them.
+  beginPhase(l, "forward");
   if (failed(planForwardOnly(l, model)))
     return failure();
   if (grad) {
+    beginPhase(l, "backward");
     Interface gradIface(grad);
     SmallVector<Buffer> dOutputs, dInputs;
     for (auto [i, role] : llvm::enumerate(gradIface.argRoles))
@@ -764,6 +786,7 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
       Lowering planned = makeLowering(b, loc);
       planned.setAllocationPoint(marker);
       seq = fn == decode ? planned.allocIndex(1) : seqArg;
+      beginPhase(planned, fn == decode ? "decode" : "prefill");
       planned.atAllocationPoint([&] {
         Value null =
             LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
@@ -777,10 +800,37 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb) {
     }
     seq = seqArg;
   }
+  if (report && failed(attachMemoryReport(entry, ledger, total, reportAt)))
+    return failure();
   l.atAllocationPoint(
       [&] { total = arith::IndexCastOp::create(b, loc, i64, total); });
   scf::YieldOp::create(b, loc, total);
   finishEntry(entry, marker);
+  return success();
+}
+
+LogicalResult
+ModelLowering::attachMemoryReport(const abi::EntryPointBuilder &entry,
+                                  const WorkspaceLedger &ledger, Value total,
+                                  ArrayRef<int64_t> sizes) {
+  SmallVector<Value> sizeArgs(entry.sizes());
+  if (sizes.size() != sizeArgs.size())
+    return model.emitError("memory report: ")
+           << signature.model << "_workspace_size takes " << sizeArgs.size()
+           << " sizes (batch, seq" << (sizeArgs.size() > 2 ? ", enc_seq" : "")
+           << "), not " << sizes.size();
+  MemoryPlan plan;
+  plan.model = signature.model;
+  plan.paramCount =
+      model->getAttrOfType<IntegerAttr>("tfc.param_count").getInt();
+  plan.ledger = &ledger;
+  plan.sizeArgs = sizeArgs;
+  plan.sizes = sizes;
+  plan.total = total;
+  FailureOr<DictionaryAttr> report = evaluateMemoryPlan(model, plan);
+  if (failed(report))
+    return failure();
+  model->getParentOfType<ModuleOp>()->setAttr(kMemoryReportAttrName, *report);
   return success();
 }
 
@@ -1144,7 +1194,7 @@ LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
         l.isInPlace(initBuf.flat)
             ? initBuf
             : l.allocate(cast<ShapedType>(init.getType()).getElementType(),
-                         initBuf.dims);
+                         initBuf.dims, "the depth loop's carries");
     carries.push_back(carry);
     l.bind(body.getArgument(1 + k), carry);
     l.bind(loop.getResult(k), carry);
@@ -1156,7 +1206,7 @@ LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
   // The layer's input, saved per layer (copied at the top of each layer).
   if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg"))
     l.allocateSaved(
-        slot.getInt(),
+        slot.getInt(), body.getArgument(1),
         cast<ShapedType>(body.getArgument(1).getType()).getElementType(),
         carries[0].dims);
   LogicalResult result = planBody(l, body);
@@ -1166,7 +1216,7 @@ LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
   if (std::optional<int64_t> slot = getSaveSlot(loop->getResult(0)))
     l.bind(loop.getResult(0),
            l.allocateSaved(
-               *slot,
+               *slot, loop.getResult(0),
                cast<ShapedType>(loop.getResult(0).getType()).getElementType(),
                carries[0].dims));
   return result;
@@ -1252,7 +1302,7 @@ struct TfcLowerToLoops : tfc::impl::TfcLowerToLoopsBase<TfcLowerToLoops> {
           (grad && failed(ModelLowering(model, grad, target, lowerings)
                               .emitBackward(mb))) ||
           failed(ModelLowering(model, grad, target, lowerings)
-                     .emitWorkspaceSize(mb)))
+                     .emitWorkspaceSize(mb, memoryReport)))
         return signalPassFailure();
       // Decoding: the cache's size and set-up, prefill and decode.
       ModelLowering decoding(model, grad, target, lowerings);

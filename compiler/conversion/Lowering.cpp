@@ -11,7 +11,7 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
   Type elementType = cast<ShapedType>(tensor.getType()).getElementType();
   if (auto result = dyn_cast<OpResult>(tensor))
     if (std::optional<int64_t> slot = getSaveSlot(result)) {
-      Buffer buffer = allocateSaved(*slot, elementType, dims);
+      Buffer buffer = allocateSaved(*slot, tensor, elementType, dims);
       savedResults[tensor] = *slot;
       bind(tensor, buffer);
       return buffer;
@@ -22,24 +22,34 @@ Buffer Lowering::allocateResult(Value tensor, ArrayRef<Value> dims) {
     bind(tensor, buffer);
     return buffer;
   }
-  Buffer buffer = carve(elementType, dims);
+  Reservation what;
+  what.kind = Reservation::Kind::Result;
+  what.tensor = tensor;
+  Buffer buffer = carve(elementType, dims, std::move(what));
   bind(tensor, buffer);
   return buffer;
 }
 
-Buffer Lowering::allocateSaved(int64_t slot, Type elementType,
+Buffer Lowering::allocateSaved(int64_t slot, Value tensor, Type elementType,
                                ArrayRef<Value> dims) {
   assert(currentPhase == Phase::Plan && "slots are reserved by planning");
   auto [numel, bytes] = sizeOf(elementType, dims);
   SavedSlot record{Value(), Value(), SmallVector<Value>(dims), elementType};
+  Reservation what;
+  what.kind = Reservation::Kind::Saved;
+  what.tensor = tensor;
+  what.dims.assign(dims.begin(), dims.end());
+  what.elementType = elementType;
   if (loopDepth) {
     // One aligned copy per layer.
     record.layerBytes = alignedBytes(bytes);
+    what.layers = loopDepth;
     OpBuilder ab = allocBuilder();
     record.base =
-        reserve(arith::MulIOp::create(ab, loc, record.layerBytes, loopDepth));
+        reserve(arith::MulIOp::create(ab, loc, record.layerBytes, loopDepth),
+                std::move(what));
   } else {
-    record.base = reserve(bytes);
+    record.base = reserve(bytes, std::move(what));
   }
   savedSlots[slot] = record;
   return savedView(slot, Value());

@@ -60,9 +60,10 @@ public:
     Type elementType;
   };
 
-  /// Reserves slot `slot` (per layer inside the depth loop) and returns its
-  /// first layer's view; emission views it at the current layer.
-  Buffer allocateSaved(int64_t slot, Type elementType, ArrayRef<Value> dims);
+  /// Reserves slot `slot` for `tensor` (per layer inside the depth loop) and
+  /// returns its first layer's view; emission views it at the current layer.
+  Buffer allocateSaved(int64_t slot, Value tensor, Type elementType,
+                       ArrayRef<Value> dims);
   /// The view of a slot allocated earlier at `layer` (null outside loops,
   /// and while planning: the first layer's).
   Buffer savedView(int64_t slot, Value layer);

@@ -32,6 +32,10 @@ struct CpuPipelineOptions {
   bool bf16Dot = false;
 };
 
+/// tfc-lower-to-loops as buildCpuPipeline runs it (the memory report runs it
+/// alone, with the same options).
+TfcLowerToLoopsOptions cpuLoweringOptions(const CpuPipelineOptions &options);
+
 /// tfc -> loops -> thread-pool calls -> LLVM dialect, ready for translation.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 

@@ -58,7 +58,12 @@ def TfcLowerToLoops : Pass<"tfc-lower-to-loops", "ModuleOp"> {
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "With vector-width=16: the CPU has AVX512-BF16, so the bf16 "
            "linear layers multiply packed bf16 pairs (vdpbf16ps, "
-           "x86vector.avx512.dot) instead of rounded f32 FMAs">
+           "x86vector.avx512.dot) instead of rounded f32 FMAs">,
+    ListOption<"memoryReport", "memory-report", "int64_t",
+               "batch, seq (, enc_seq): also evaluate NAME_workspace_size's "
+               "plan at these sizes, by reservation, into the module "
+               "attribute tfc.memory_report (conversion/MemoryReport.h; "
+               "tfc --emit=memory-report)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -596,6 +596,9 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
     func->setAttr("tfc.vocab", b.getI64IntegerAttr(vocab));
     func->setAttr("tfc.linear_dtype",
                   b.getStringAttr(toString(spec.model.dtype)));
+    if (spec.train.recompute != Recompute::None)
+      func->setAttr("tfc.recompute",
+                    b.getStringAttr(toString(spec.train.recompute)));
     // The tensors of the parameter table, by name and (offset, numel): the
     // numerical guard names d_params' elements by them.
     SmallVector<Attribute> names;

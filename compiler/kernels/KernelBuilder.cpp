@@ -65,11 +65,16 @@ KernelBuilder::shapeOf(ShapedType type,
   return dims;
 }
 
-Value KernelBuilder::reserve(Value bytes) {
+Value KernelBuilder::reserve(Value bytes, Reservation what) {
   OpBuilder ab = allocBuilder();
   Value start = currentOffset();
   // Round the size up so the next buffer starts aligned too.
-  offset = arith::AddIOp::create(ab, loc, start, alignedBytes(bytes));
+  Value aligned = alignedBytes(bytes);
+  offset = arith::AddIOp::create(ab, loc, start, aligned);
+  if (ledger) {
+    what.bytes = aligned;
+    ledger->record(std::move(what));
+  }
   return start;
 }
 
@@ -99,18 +104,26 @@ std::pair<Value, Value> KernelBuilder::sizeOf(Type elementType,
   return {numel, bytes};
 }
 
-Buffer KernelBuilder::allocate(Type elementType, ArrayRef<Value> dims) {
-  Buffer buffer = carve(elementType, dims);
+Buffer KernelBuilder::allocate(Type elementType, ArrayRef<Value> dims,
+                               StringRef label) {
+  Reservation what;
+  what.kind = currentOp ? Reservation::Kind::Scratch : Reservation::Kind::Other;
+  what.op = currentOp;
+  what.label = label.str();
+  Buffer buffer = carve(elementType, dims, std::move(what));
   if (currentOp)
     scratchOf[currentOp].push_back(buffer);
   return buffer;
 }
 
-Buffer KernelBuilder::carve(Type elementType, ArrayRef<Value> dims) {
+Buffer KernelBuilder::carve(Type elementType, ArrayRef<Value> dims,
+                            Reservation what) {
   assert(currentPhase == Phase::Plan && "buffers are reserved by planning");
   OpBuilder ab = allocBuilder();
   auto [numel, bytes] = sizeOf(elementType, dims);
-  Value start = reserve(bytes);
+  what.dims.assign(dims.begin(), dims.end());
+  what.elementType = elementType;
+  Value start = reserve(bytes, std::move(what));
   Buffer buffer;
   buffer.dims.assign(dims.begin(), dims.end());
   auto type = MemRefType::get({ShapedType::kDynamic}, elementType);

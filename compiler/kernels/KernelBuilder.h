@@ -22,6 +22,8 @@
 #ifndef TFC_KERNELS_KERNELBUILDER_H
 #define TFC_KERNELS_KERNELBUILDER_H
 
+#include "kernels/WorkspaceLedger.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -90,8 +92,12 @@ public:
 
   /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements (Plan).
   /// Inside an op (beginOp) it is that op's scratch, handed back in the same
-  /// order by takeScratch when the op is emitted.
-  Buffer allocate(Type elementType, ArrayRef<Value> dims);
+  /// order by takeScratch when the op is emitted; outside ops `label` says
+  /// what it is (the memory report's line).
+  Buffer allocate(Type elementType, ArrayRef<Value> dims,
+                  StringRef label = "scratch");
+  /// Records every later reservation in `ledger` (--emit=memory-report).
+  void setLedger(WorkspaceLedger *l) { ledger = l; }
   /// The next scratch buffer the current op planned (Emit).
   Buffer takeScratch();
 
@@ -173,11 +179,13 @@ public:
 
 protected:
   OpBuilder allocBuilder();
-  /// A buffer at the next 64-byte aligned offset (no scratch bookkeeping).
-  Buffer carve(Type elementType, ArrayRef<Value> dims);
+  /// A buffer at the next 64-byte aligned offset (no scratch bookkeeping),
+  /// holding what `what` says (its shape and type filled in here).
+  Buffer carve(Type elementType, ArrayRef<Value> dims, Reservation what);
   /// Advances the running offset by `bytes` (rounded up to the alignment)
-  /// and returns the start, at the allocation point.
-  Value reserve(Value bytes);
+  /// and returns the start, at the allocation point; the ledger, if any,
+  /// records `what` with the rounded size.
+  Value reserve(Value bytes, Reservation what);
   /// `bytes` rounded up to the buffers' alignment, at the allocation point.
   Value alignedBytes(Value bytes);
   /// numel and bytes of a buffer, at the allocation point.
@@ -195,6 +203,7 @@ private:
   Operation *allocPoint = nullptr;
   Value workspace;
   Value offset;
+  WorkspaceLedger *ledger = nullptr;
 };
 
 } // namespace mlir::tfc

@@ -167,6 +167,20 @@ const char *toString(InitScheme v) {
   return "?";
 }
 
+const char *toString(Recompute v) {
+  switch (v) {
+  case Recompute::None:
+    return "none";
+  case Recompute::Attention:
+    return "attention";
+  case Recompute::FFN:
+    return "ffn";
+  case Recompute::Block:
+    return "block";
+  }
+  return "?";
+}
+
 const char *toString(DType v) {
   switch (v) {
   case DType::F32:
@@ -316,6 +330,11 @@ std::string printSpec(const Spec &s) {
     fmt::format_to(it, "hidden_norms = true\n");
   if (s.probes.expertCounts)
     fmt::format_to(it, "expert_counts = true\n");
+
+  // Printed only when set: most specs train with everything saved.
+  if (s.train.recompute != Recompute::None)
+    fmt::format_to(it, "\n[train]\nrecompute = \"{}\"\n",
+                   toString(s.train.recompute));
 
   fmt::format_to(it, "\n[target]\ndevice = \"{}\"\n",
                  toString(s.target.device));

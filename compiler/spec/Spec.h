@@ -41,6 +41,11 @@ enum class Device { CPU, CUDA };
 /// The linear layers' matmul operands: f32, or rounded to bf16 with f32
 /// accumulation (tensor cores on CUDA).
 enum class DType { F32, BF16 };
+/// train.recompute: what forward saves for backward and what backward
+/// computes again (docs/design.md "Recompute"): everything saved (none), or
+/// the attention sub-layers', the FFNs' or the whole blocks' values
+/// recomputed from their inputs.
+enum class Recompute { None, Attention, FFN, Block };
 
 /// True for the gated activations (SwiGLU, GeGLU, ReGLU): three FFN matrices.
 bool isGated(Activation act);
@@ -60,6 +65,7 @@ const char *toString(LossKind v);
 const char *toString(InitScheme v);
 const char *toString(Device v);
 const char *toString(DType v);
+const char *toString(Recompute v);
 
 struct ModelSpec {
   int64_t dModel = 0;
@@ -207,6 +213,11 @@ struct ProbesSpec {
   bool expertCounts = false;
 };
 
+/// Training choices that change the compiled backward, not the model.
+struct TrainSpec {
+  Recompute recompute = Recompute::None;
+};
+
 struct TargetSpec {
   Device device = Device::CPU;
   std::string cpu;      // Empty: the host CPU.
@@ -226,6 +237,7 @@ struct Spec {
   std::optional<HeadSpec> head;
   InitSpec init;
   ProbesSpec probes;
+  TrainSpec train;
   TargetSpec target;
 };
 
@@ -336,7 +348,8 @@ int64_t workspaceBound(const Spec &spec, const WorkspaceBuild &build = {});
 /// ffn.experts and the other MoE keys for experts > 0, norm.deepnorm_* for
 /// deepnorm, norm.eps where a norm or QK-norm exists, init.std for scheme =
 /// "normal", target.cpu and target.features for device = "cpu", [probes] and
-/// each probe when on) are printed only there.
+/// each probe when on, [train] when recompute is not "none") are printed only
+/// there.
 std::string printSpec(const Spec &spec);
 
 /// Parses and validates TOML text, the workspace bound for `build`. On

@@ -56,6 +56,7 @@ const std::vector<SectionSchema> &schema() {
       {"head", {"tied", "loss"}},
       {"init", {"scheme", "std", "embedding", "embedding_std"}},
       {"probes", {"hidden_norms", "expert_counts"}},
+      {"train", {"recompute"}},
       {"target", {"device", "cpu", "features"}},
   };
   return sections;
@@ -91,6 +92,8 @@ constexpr LossKind kLosses[] = {LossKind::None, LossKind::CrossEntropy};
 constexpr InitScheme kInits[] = {InitScheme::Xavier, InitScheme::Normal};
 constexpr Device kDevices[] = {Device::CPU, Device::CUDA};
 constexpr DType kDTypes[] = {DType::F32, DType::BF16};
+constexpr Recompute kRecomputes[] = {Recompute::None, Recompute::Attention,
+                                     Recompute::FFN, Recompute::Block};
 
 // C23's keywords and the older spellings it keeps.
 // clang-format off
@@ -358,6 +361,9 @@ void Reader::read(const toml::table &root, Spec &spec) {
   Section probes = section(root, "probes", false);
   readBool(probes, "hidden_norms", spec.probes.hiddenNorms);
   readBool(probes, "expert_counts", spec.probes.expertCounts);
+
+  Section train = section(root, "train", false);
+  readEnum(train, "recompute", spec.train.recompute, kRecomputes);
 
   readTarget(section(root, "target", false), spec.target);
 }

@@ -13,6 +13,8 @@
 #include "tfc/Dialect/TfcRoles.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::tfc {
@@ -32,9 +34,55 @@ struct Scope {
   llvm::DenseMap<Value, Value> primals; // Forward value -> backward value.
 };
 
+/// Which forward values of a layer backward computes again from the
+/// layer's saved values instead of having forward save them
+/// (`tfc.recompute` on the model: docs/design.md "Recompute"). A region is
+/// the parts of the block (the frontend's location names) whose ops are
+/// recomputed; an op belongs to it when every part it was built from does.
+class RecomputePolicy {
+public:
+  explicit RecomputePolicy(func::FuncOp model) {
+    auto attr = model->getAttrOfType<StringAttr>("tfc.recompute");
+    StringRef policy = attr ? attr.getValue() : "none";
+    wholeBlock = policy == "block";
+    if (policy == "attention")
+      parts = {"blocks.attn", "blocks.cross_attn"};
+    else if (policy == "ffn")
+      parts = {"blocks.ffn"};
+  }
+
+  /// Whether backward recomputes `op`, an op of the depth loop's body.
+  /// Index arithmetic (on the layer) is always recomputed: it has no buffer
+  /// to save.
+  bool recomputes(Operation *op) const {
+    if (op->getNumRegions() || !isMemoryEffectFree(op))
+      return false;
+    if (llvm::none_of(op->getResultTypes(), llvm::IsaPred<TensorType>))
+      return true;
+    if (wholeBlock)
+      return true;
+    if (parts.empty())
+      return false;
+    bool inside = true, named = false;
+    op->getLoc()->walk([&](Location loc) {
+      if (auto name = dyn_cast<NameLoc>(loc)) {
+        named = true;
+        inside &= llvm::is_contained(parts, name.getName().getValue());
+      }
+      return WalkResult::advance();
+    });
+    return named && inside;
+  }
+
+private:
+  bool wholeBlock = false;
+  SmallVector<StringRef, 2> parts;
+};
+
 class BackwardBuilder : public GradientContext {
 public:
-  BackwardBuilder(func::FuncOp forward) : forward(forward), b(forward) {}
+  BackwardBuilder(func::FuncOp forward)
+      : forward(forward), b(forward), recompute(forward) {}
 
   LogicalResult build();
 
@@ -48,6 +96,9 @@ private:
   LogicalResult reverseOps(Block &block);
   LogicalResult reverseLoop(scf::ForOp loop);
   int64_t slotFor(Value value);
+  /// `op` of the current layer again in backward, on the primals of its
+  /// operands (recursively recomputed or saved).
+  Operation *recomputeOp(Operation *op);
   Location loc() { return forward.getLoc(); }
 
   func::FuncOp forward;
@@ -63,6 +114,7 @@ private:
   llvm::DenseMap<Value, int64_t> slots;
   int64_t nextSlot = 0;
   StringRef lossRole;
+  RecomputePolicy recompute;
 };
 
 /// A forward value a gradient rule reads is saved by forward in a slot; the
@@ -101,6 +153,12 @@ Value BackwardBuilder::primal(Value value) {
                              param.getLayerStrideAttr());
   } else if (auto constant = value.getDefiningOp<arith::ConstantOp>()) {
     result = b.clone(*constant)->getResult(0);
+  } else if (Operation *def = value.getDefiningOp();
+             def && scope->layer &&
+             def->getParentRegion() != &forward.getBody() &&
+             recompute.recomputes(def)) {
+    // recomputeOp maps every result of the op.
+    return recomputeOp(def)->getResult(cast<OpResult>(value).getResultNumber());
   } else {
     // A forward value inside the loop is read at the current layer.
     bool perLayer = value.getParentRegion() != &forward.getBody();
@@ -110,6 +168,16 @@ Value BackwardBuilder::primal(Value value) {
   }
   scope->primals[value] = result;
   return result;
+}
+
+Operation *BackwardBuilder::recomputeOp(Operation *op) {
+  IRMapping operands;
+  for (Value operand : op->getOperands())
+    operands.map(operand, primal(operand));
+  Operation *again = b.clone(*op, operands);
+  for (auto [before, after] : llvm::zip(op->getResults(), again->getResults()))
+    scope->primals[before] = after;
+  return again;
 }
 
 Value BackwardBuilder::resultGrad(unsigned index) {

@@ -9,6 +9,8 @@
 #include "ShapeChecks.h"
 #include "tfc/Dialect/TfcDialect.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::shape;
@@ -68,8 +70,12 @@ LogicalResult verifyLinearPart(Operation *op, Value input, Value weight,
 }
 
 /// A result only backward reads must not be used in the forward function:
-/// inference drops it.
+/// inference drops it. Backward (where tfc.recompute computes the op again)
+/// reads it directly.
 LogicalResult verifyBackwardOnly(Operation *op, Value result, StringRef name) {
+  auto fn = op->getParentOfType<FunctionOpInterface>();
+  if (fn && fn->hasAttr("tfc.backward_of"))
+    return success();
   if (!result.use_empty())
     return op->emitOpError()
            << name << " is read by backward only and must have no uses";

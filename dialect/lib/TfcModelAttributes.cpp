@@ -6,7 +6,8 @@
 //
 //   on a `tfc.model` function:  tfc.model (its name), tfc.max_batch,
 //       tfc.max_seq, tfc.param_count, tfc.vocab, tfc.linear_dtype,
-//       tfc.param_names, tfc.param_ranges;
+//       tfc.param_names, tfc.param_ranges, tfc.recompute (what
+//       tfc-derive-backward computes again instead of saving);
 //   on its gradient function:   tfc.backward_of and the sizes it copies;
 //   on its decoding functions:  tfc.decoding_of (the model), tfc.decoding
 //       ("prefill" or "decode"), tfc.kv_cache_shape;
@@ -14,7 +15,9 @@
 //       model argument;
 //   on ops inside:              tfc.save, tfc.save_results, tfc.save_iter_arg
 //       (TfcSaveSlots.h), tfc.fused (fusion passes), tfc.kernel (lowering);
-//   on lowered entry points:    tfc.runtime_handle.
+//   on lowered entry points:    tfc.runtime_handle;
+//   on the module:              tfc.memory_report (tfc-lower-to-loops'
+//       memory-report option, conversion/MemoryReport.h).
 //
 // Any other `tfc.*` attribute is an error: a misspelt one would otherwise be
 // ignored.
@@ -24,6 +27,7 @@
 #include "tfc/Dialect/TfcDialect.h"
 #include "tfc/Dialect/TfcRoles.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -335,8 +339,9 @@ LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
   if (modelLevel && !isModelOrGradient(op))
     return op->emitOpError()
            << name << " belongs on a tfc.model or tfc.backward_of function";
-  bool modelOnly = llvm::is_contained(
-      {"tfc.linear_dtype", "tfc.param_names", "tfc.param_ranges"}, name);
+  bool modelOnly = llvm::is_contained({"tfc.linear_dtype", "tfc.param_names",
+                                       "tfc.param_ranges", "tfc.recompute"},
+                                      name);
   if (modelOnly && !isModel(op))
     return op->emitOpError() << name << " belongs on a tfc.model function";
 
@@ -361,6 +366,15 @@ LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
     if (!dtype || (dtype.getValue() != "f32" && dtype.getValue() != "bf16"))
       return op->emitOpError("tfc.linear_dtype must be \"f32\" or \"bf16\", "
                              "not ")
+             << value;
+    return success();
+  }
+  if (name == "tfc.recompute") {
+    auto policy = dyn_cast<StringAttr>(value);
+    if (!policy || !llvm::is_contained({"none", "attention", "ffn", "block"},
+                                       policy.getValue()))
+      return op->emitOpError("tfc.recompute must be \"none\", "
+                             "\"attention\", \"ffn\" or \"block\", not ")
              << value;
     return success();
   }
@@ -396,6 +410,12 @@ LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(value) || !func || func.getNumArguments() == 0)
       return op->emitOpError("tfc.runtime_handle is a unit attribute of a "
                              "function whose first argument is the handle");
+    return success();
+  }
+  if (name == "tfc.memory_report") {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(value))
+      return op->emitOpError("tfc.memory_report is a dictionary on the module "
+                             "(tfc-lower-to-loops' memory-report option)");
     return success();
   }
   return op->emitOpError() << "has an unknown tfc attribute " << name;

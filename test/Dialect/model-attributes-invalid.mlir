@@ -429,3 +429,34 @@ func.func @stray_kind(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8x
     attributes {tfc.model = "m", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64, tfc.decoding = "prefill"} {
   return %x : tensor<?x?x8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op tfc.recompute must be "none", "attention", "ffn" or "block", not "layers"}}
+func.func @recompute_layers(%p: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "recompute_layers", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 8 : i64, tfc.recompute = "layers"} {
+  return %x : tensor<?x?x8xf32>
+}
+
+// -----
+
+// tfc.recompute is a choice of the model (its gradient function is derived
+// from it).
+// expected-error @+1 {{'func.func' op tfc.recompute belongs on a tfc.model function}}
+func.func @not_a_model() attributes {tfc.recompute = "block"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op tfc.memory_report is a dictionary on the module (tfc-lower-to-loops' memory-report option)}}
+module attributes {tfc.memory_report = [1, 2]} {
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op tfc.memory_report is a dictionary on the module (tfc-lower-to-loops' memory-report option)}}
+func.func @report_on_a_function() attributes {tfc.memory_report = {}} {
+  return
+}

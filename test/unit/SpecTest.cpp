@@ -66,6 +66,7 @@ void expectSameSpec(const Spec &a, const Spec &b) {
   EXPECT_EQ(a.init.embeddingStd, b.init.embeddingStd);
   EXPECT_EQ(a.probes.hiddenNorms, b.probes.hiddenNorms);
   EXPECT_EQ(a.probes.expertCounts, b.probes.expertCounts);
+  EXPECT_EQ(a.train.recompute, b.train.recompute);
   EXPECT_EQ(a.ffn.activation, b.ffn.activation);
   EXPECT_EQ(a.ffn.multipleOf, b.ffn.multipleOf);
   EXPECT_EQ(a.ffn.experts, b.ffn.experts);
@@ -706,6 +707,8 @@ TEST(SpecTest, PrintSpecRoundTrip) {
       "[attention]\nqk_norm = \"layernorm\"\npositions = \"rope\"\n"
       "rope_theta = 500000.0\nrope_style = \"interleaved\"\n"
       "rope_fraction = 0.25\n",
+      "[train]\nrecompute = \"block\"\n",
+      "[train]\nrecompute = \"attention\"\n",
   };
   for (const char *extra : extras) {
     SCOPED_TRACE(extra);

@@ -26,13 +26,18 @@ namespace {
 constexpr int64_t kGpuVectorWidth = 4;
 } // namespace
 
-void mlir::tfc::buildCudaKernelsPipeline(OpPassManager &pm,
-                                         const CudaPipelineOptions &options) {
+mlir::tfc::TfcLowerToLoopsOptions
+mlir::tfc::cudaLoweringOptions(const CudaPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = kGpuVectorWidth;
   lowerOptions.hostMemory = false;
   lowerOptions.bf16TensorCores = options.arch.hasBf16TensorCores();
-  pm.addPass(createTfcLowerToLoops(lowerOptions));
+  return lowerOptions;
+}
+
+void mlir::tfc::buildCudaKernelsPipeline(OpPassManager &pm,
+                                         const CudaPipelineOptions &options) {
+  pm.addPass(createTfcLowerToLoops(cudaLoweringOptions(options)));
   pm.addPass(createTfcParallelLoopsToGpu());
   // One gpu.module @kernels: the launches name it (tfc-parallel-loops-to-gpu).
   pm.addPass(createGpuKernelOutliningPass());

@@ -23,6 +23,12 @@ struct CudaPipelineOptions {
   std::string toolkitPath;
 };
 
+struct TfcLowerToLoopsOptions;
+
+/// tfc-lower-to-loops as the CUDA pipelines run it (the memory report runs
+/// it alone, with the same options).
+TfcLowerToLoopsOptions cudaLoweringOptions(const CudaPipelineOptions &options);
+
 /// tfc -> loops -> GPU kernels in the LLVM and NVVM dialects, inside one
 /// gpu.module @kernels that the host functions launch (gpu.launch_func).
 /// The device image is the next step: buildCudaPipeline's PTX, or the

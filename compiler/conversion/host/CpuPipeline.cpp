@@ -9,12 +9,17 @@
 
 using namespace mlir;
 
-void tfc::buildCpuPipeline(OpPassManager &pm,
-                           const CpuPipelineOptions &options) {
+tfc::TfcLowerToLoopsOptions
+tfc::cpuLoweringOptions(const CpuPipelineOptions &options) {
   TfcLowerToLoopsOptions lowerOptions;
   lowerOptions.vectorWidth = options.vectorWidth;
   lowerOptions.bf16Dot = options.bf16Dot;
-  pm.addPass(createTfcLowerToLoops(lowerOptions));
+  return lowerOptions;
+}
+
+void tfc::buildCpuPipeline(OpPassManager &pm,
+                           const CpuPipelineOptions &options) {
+  pm.addPass(createTfcLowerToLoops(cpuLoweringOptions(options)));
   pm.addPass(createTfcOutlineParallelLoops());
   buildHostToLLVMPipeline(pm);
 }

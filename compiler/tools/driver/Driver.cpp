@@ -16,6 +16,7 @@
 #include "abi/HeaderEmitter.h"
 #include "abi/ModelDescriptor.h"
 #include "abi/ParamLayout.h"
+#include "conversion/MemoryReport.h"
 #include "conversion/Passes.h"
 #include "conversion/cuda/CudaPipeline.h"
 #include "frontend/InitBuilder.h"
@@ -47,6 +48,7 @@ enum class Emit {
   Spec,
   Tfc,
   FusionReport,
+  MemoryReport,
   Mlir,
   LLVMIR,
   Asm,
@@ -72,6 +74,9 @@ cl::opt<Emit> emitKind(
         clEnumValN(Emit::Tfc, "tfc", "the tfc dialect IR from the frontend"),
         clEnumValN(Emit::FusionReport, "fusion-report",
                    "which fusions fired where (forward and backward)"),
+        clEnumValN(Emit::MemoryReport, "memory-report",
+                   "the workspace split (parameters, saved activations per "
+                   "layer by tensor, scratch) at --batch and --seq"),
         clEnumValN(Emit::Mlir, "mlir",
                    "the lowered MLIR (LLVM dialect), before translation"),
         clEnumValN(Emit::LLVMIR, "llvm", "optimised LLVM IR"),
@@ -135,6 +140,20 @@ cl::opt<std::string> runtimeDir(
              "../lib/shared, else ../lib, beside the tfc executable)"),
     cl::init(""), cl::value_desc("dir"), cl::cat(tfcCategory));
 
+cl::opt<int64_t> reportBatch(
+    "batch",
+    cl::desc("--emit=memory-report: the batch (default: the spec's max_batch)"),
+    cl::init(0), cl::value_desc("n"), cl::cat(tfcCategory));
+cl::opt<int64_t> reportSeq(
+    "seq",
+    cl::desc("--emit=memory-report: the sequence length (default: max_seq)"),
+    cl::init(0), cl::value_desc("n"), cl::cat(tfcCategory));
+cl::opt<int64_t> reportEncSeq(
+    "enc-seq",
+    cl::desc("--emit=memory-report, cross-attention: the encoder's length "
+             "(default: max_seq)"),
+    cl::init(0), cl::value_desc("n"), cl::cat(tfcCategory));
+
 cl::opt<std::string>
     cudaPath("cuda-path",
              cl::desc("CUDA toolkit whose libdevice provides f64 math in "
@@ -163,7 +182,8 @@ cudaPipelineOptions(const tfc::spec::Spec &spec, std::string &error) {
   }
   mlir::tfc::CudaPipelineOptions options;
   options.arch = *arch;
-  if (tool->buildCudaPipeline) // No PTX: neither ptxas nor libdevice is used.
+  // No PTX (a tool's own image, or only the plan): no toolkit is used.
+  if (tool->buildCudaPipeline || emitKind == Emit::MemoryReport)
     return options;
   tfc::CudaToolkitSearch search = tfc::CudaToolkitSearch::fromEnvironment();
   search.ptxas = ptxasPath;
@@ -204,6 +224,38 @@ bool disabledFusionSet(llvm::StringSet<> &disabled) {
 int fail(const Twine &message) {
   errs() << tool->toolName << ": error: " << message << "\n";
   return 1;
+}
+
+/// --batch, --seq (and --enc-seq with cross-attention) for the memory
+/// report, each in [1, the spec's bound]; empty after an error.
+SmallVector<int64_t> memoryReportSizes(const tfc::spec::Spec &spec) {
+  struct Size {
+    const char *flag;
+    const cl::opt<int64_t> &option;
+    int64_t bound;
+    const char *boundName;
+  };
+  SmallVector<Size> sizes{
+      {"--batch", reportBatch, spec.model.maxBatch, "max_batch"},
+      {"--seq", reportSeq, spec.model.maxSeq, "max_seq"}};
+  if (spec.attention.cross)
+    sizes.push_back({"--enc-seq", reportEncSeq, spec.model.maxSeq, "max_seq"});
+  else if (reportEncSeq.getNumOccurrences()) {
+    fail("--enc-seq needs a model with cross-attention");
+    return {};
+  }
+  SmallVector<int64_t> values;
+  for (const Size &size : sizes) {
+    int64_t value =
+        size.option.getNumOccurrences() ? int64_t(size.option) : size.bound;
+    if (value < 1 || value > size.bound) {
+      fail(Twine(size.flag) + " " + Twine(value) + " is outside [1, " +
+           Twine(size.bound) + "] (the spec's " + size.boundName + ")");
+      return {};
+    }
+    values.push_back(value);
+  }
+  return values;
 }
 
 /// Writes `text` to `path` ('-' or empty = stdout).
@@ -367,6 +419,27 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
       return 1;
     return writeText(out, mlir::tfc::fusionReport(*module, disabled)) ? 0 : 1;
   }
+  mlir::tfc::CpuPipelineOptions cpuOptions;
+  cpuOptions.vectorWidth = tfc::vectorWidthOf(*machine);
+  cpuOptions.bf16Dot = tfc::hasBf16DotProducts(*machine);
+  if (emitKind == Emit::MemoryReport) {
+    // The plan is tfc-lower-to-loops' own: run it as the pipeline would.
+    SmallVector<int64_t> sizes = memoryReportSizes(*spec);
+    if (sizes.empty())
+      return 1;
+    mlir::tfc::TfcLowerToLoopsOptions lowering =
+        cudaOptions ? mlir::tfc::cudaLoweringOptions(*cudaOptions)
+                    : mlir::tfc::cpuLoweringOptions(cpuOptions);
+    lowering.memoryReport = sizes;
+    pm.addPass(mlir::tfc::createTfcLowerToLoops(lowering));
+    if (failed(pm.run(*module)))
+      return 1;
+    auto report = (*module)->getAttrOfType<mlir::DictionaryAttr>(
+        mlir::tfc::kMemoryReportAttrName);
+    if (!report)
+      return fail("the model has no workspace plan");
+    return writeText(out, mlir::tfc::formatMemoryReport(report)) ? 0 : 1;
+  }
   tfc::buildInitFunctions(*module, spec->name, layout);
   if (cudaOptions) {
     if (config.buildCudaPipeline)
@@ -374,10 +447,7 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
     else
       mlir::tfc::buildCudaPipeline(pm, *cudaOptions);
   } else {
-    mlir::tfc::CpuPipelineOptions options;
-    options.vectorWidth = tfc::vectorWidthOf(*machine);
-    options.bf16Dot = tfc::hasBf16DotProducts(*machine);
-    mlir::tfc::buildCpuPipeline(pm, options);
+    mlir::tfc::buildCpuPipeline(pm, cpuOptions);
   }
   if (failed(pm.run(*module)))
     return 1;
