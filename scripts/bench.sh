@@ -207,9 +207,9 @@ for job in "gpt2_block 4 256" "copy_task 32 64"; do
     [ -x "$out/bench_$name" ] || continue
     report=$("$root/build/bin/tfc" "$out/$name.toml" --emit=memory-report \
       --batch "$batch" --seq "$seq")
-    ws=$(echo "$report" | awk '/^workspace/ {printf "%.1f", $2 / 1048576}')
+    ws=$(echo "$report" | awk '$3 == "workspace" {printf "%.1f", $1 / 1048576}')
     saved=$(echo "$report" |
-      awk '/^  saved for backward/ {printf "%.1f", $4 / 1048576}')
+      awk '$3 == "saved" && $5 == "backward" {printf "%.1f", $1 / 1048576}')
     t1=$(value "$("$out/bench_$name" 1 "$batch" "$seq" "$iters" tfc-only)" \
       tfc_forward_backward)
     t2=$(value "$("$out/bench_$name" 2 "$batch" "$seq" "$iters" tfc-only)" \

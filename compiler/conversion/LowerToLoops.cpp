@@ -118,6 +118,10 @@ private:
   /// The entry's profile ends before its status is returned; the
   /// allocation point goes, with the plan code nothing reads.
   void finishEntry(abi::EntryPointBuilder &entry, Operation *marker);
+  /// Training builds: `l`'s saved arena (KernelBuilder::setSavedArena),
+  /// sized by a plan of forward of its own, so that backward's buffers take
+  /// the place of forward's. Nothing without backward.
+  LogicalResult useSavedArena(Lowering &l);
   /// Sizes, the parameter buffer and the workspace of an entry point;
   /// returns the parameter count as an index value.
   Value bindEntry(Lowering &l, const abi::EntryPointBuilder &entry);
@@ -308,6 +312,19 @@ LogicalResult ModelLowering::checkArrays(func::FuncOp func,
   return success();
 }
 
+LogicalResult ModelLowering::useSavedArena(Lowering &l) {
+  if (!grad)
+    return success();
+  Lowering forward = makeLowering(l.b, l.loc);
+  forward.setAllocationPoint(l.allocationPoint());
+  forward.setWorkspace(l.workspaceBuffer());
+  forward.setSavedArena(forward.allocIndex(0));
+  if (failed(planForwardOnly(forward, model)))
+    return failure();
+  l.setSavedArena(forward.savedEnd());
+  return success();
+}
+
 Value ModelLowering::bindEntry(Lowering &l,
                                const abi::EntryPointBuilder &entry) {
   bindSizes(l, entry.sizes());
@@ -377,7 +394,10 @@ LogicalResult ModelLowering::emitForward(OpBuilder &mb) {
       lengths = inputs.back().flat;
   }
   outputs = resultBuffers(l, &entry, model);
-  // The plan: the argument checks' words, then forward's buffers.
+  // The plan: the saved arena, the argument checks' words, then forward's
+  // buffers.
+  if (failed(useSavedArena(l)))
+    return failure();
   ArgumentCheckWords words = allocateArgumentChecks(l, model);
   if (failed(planForward(l, model, inputs, outputs)))
     return failure();
@@ -649,11 +669,13 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Value paramCount = bindEntry(l, entry);
 
   // Forward's plan: the saved slots are where forward left them, and
-  // backward's own buffers come after forward's. Backward checks its
-  // lengths in the word forward checked them in.
+  // backward's own buffers take the place of forward's. Backward checks its
+  // lengths in the word forward checked them in (before its buffers are
+  // written).
   ArgumentCheckWords words;
-  if (failed(planForwardOnly(l, model, &words)))
+  if (failed(useSavedArena(l)) || failed(planForwardOnly(l, model, &words)))
     return failure();
+  l.restartBuffers();
 
   SmallVector<Buffer> dOutputs, dInputs;
   Value lengths;
@@ -754,10 +776,13 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb,
   };
   // Forward's buffers, then (for training) backward's after them.
   beginPhase(l, "forward");
-  if (failed(planForwardOnly(l, model)))
+  if (failed(useSavedArena(l)) || failed(planForwardOnly(l, model)))
     return failure();
+  Value forwardEnd;
+  l.atAllocationPoint([&] { forwardEnd = l.currentOffset(); });
   if (grad) {
     beginPhase(l, "backward");
+    l.restartBuffers();
     Interface gradIface(grad);
     SmallVector<Buffer> dOutputs, dInputs;
     for (auto [i, role] : llvm::enumerate(gradIface.argRoles))
@@ -776,8 +801,9 @@ LogicalResult ModelLowering::emitWorkspaceSize(OpBuilder &mb,
     if (failed(planBackward(l, dOutputs, dParams)))
       return failure();
   }
+  // The saved arena, then the larger of forward's and backward's buffers.
   Value total;
-  l.atAllocationPoint([&] { total = l.currentOffset(); });
+  l.atAllocationPoint([&] { total = l.maxIdx(forwardEnd, l.currentOffset()); });
   // Decoding's entry points take the same workspace: prefill at (batch,
   // seq), decode at (batch, 1). Their plans start at offset 0 too.
   if (prefill) {
@@ -1187,7 +1213,9 @@ LogicalResult ModelLowering::planLoop(Lowering &l, scf::ForOp loop) {
   if (!depth)
     return loop.emitOpError("the depth loop's trip count must be a constant");
   Block &body = *loop.getBody();
+  // A plan replaces an earlier one's (the saved arena's plan of forward).
   SmallVector<Buffer> &carries = loopCarries[loop];
+  carries.clear();
   for (auto [k, init] : llvm::enumerate(loop.getInitArgs())) {
     Buffer initBuf = l.lookup(init);
     Buffer carry =

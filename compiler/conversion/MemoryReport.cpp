@@ -157,7 +157,10 @@ FailureOr<DictionaryAttr> tfc::evaluateMemoryPlan(Operation *at,
     return *x;
   };
 
+  // The saved values have their arena; each plan's other buffers start
+  // after it (KernelBuilder::setSavedArena).
   SmallVector<int64_t> phaseBytes(plan.ledger->phases.size(), 0);
+  int64_t saved = 0;
   SmallVector<Attribute> entries;
   for (const Reservation &r : plan.ledger->entries) {
     std::string name = r.tensor ? describe(r.tensor)
@@ -177,7 +180,8 @@ FailureOr<DictionaryAttr> tfc::evaluateMemoryPlan(Operation *at,
         return failure();
       shape.push_back(*x);
     }
-    phaseBytes[r.phase] += *bytes;
+    (r.kind == Reservation::Kind::Saved ? saved : phaseBytes[r.phase]) +=
+        *bytes;
     entries.push_back(b.getDictionaryAttr({
         b.getNamedAttr("phase", b.getStringAttr(plan.ledger->phases[r.phase])),
         b.getNamedAttr("kind", b.getStringAttr(kindName(r.kind))),
@@ -192,28 +196,31 @@ FailureOr<DictionaryAttr> tfc::evaluateMemoryPlan(Operation *at,
   FailureOr<int64_t> total = value(plan.total, "the workspace");
   if (failed(total))
     return failure();
-  // Decoding's plans start at offset 0 again and the workspace is the
-  // largest plan; the training plan is forward's and backward's together.
-  int64_t decoding = 0, training = 0;
+  // The workspace is the largest plan: training's is the saved arena and
+  // the larger of forward's and backward's buffers, which take turns;
+  // prefill's and decode's start at offset 0 again.
+  int64_t buffers = 0, decoding = 0;
   SmallVector<Attribute> phases;
   for (auto [name, bytes] : llvm::zip(plan.ledger->phases, phaseBytes)) {
     if (name == "prefill" || name == "decode")
       decoding = std::max(decoding, bytes);
     else
-      training += bytes;
+      buffers = std::max(buffers, bytes);
     if (bytes || name != "plan")
       phases.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("name", b.getStringAttr(name)),
            b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))}));
   }
-  if (std::max(training, decoding) != *total)
+  int64_t largest = std::max(saved + buffers, decoding);
+  if (largest != *total)
     return at->emitError("memory report: the reservations add up to ")
-           << std::max(training, decoding) << " bytes, the plan to " << *total;
+           << largest << " bytes, the plan to " << *total;
   return b.getDictionaryAttr({
       b.getNamedAttr("model", b.getStringAttr(plan.model)),
       b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(plan.sizes)),
       b.getNamedAttr("param_count", b.getI64IntegerAttr(plan.paramCount)),
       b.getNamedAttr("workspace", b.getI64IntegerAttr(*total)),
+      b.getNamedAttr("saved", b.getI64IntegerAttr(saved)),
       b.getNamedAttr("phases", b.getArrayAttr(phases)),
       b.getNamedAttr("entries", b.getArrayAttr(entries)),
   });
@@ -270,9 +277,10 @@ std::string tfc::formatMemoryReport(DictionaryAttr report) {
              llvm::formatv("parameters ({0} f32: the caller's array; "
                            "d_params as much again)",
                            params));
-  os << line(
-      intOf(report, "workspace"), 0,
-      llvm::formatv("workspace (= {0}_workspace_size({1}))", model, args));
+  os << line(intOf(report, "workspace"), 0,
+             llvm::formatv("workspace (= {0}_workspace_size({1})): the saved "
+                           "values, then the larger plan's buffers",
+                           model, args));
 
   auto entries =
       report.getAs<ArrayAttr>("entries").getAsRange<DictionaryAttr>();
@@ -282,43 +290,53 @@ std::string tfc::formatMemoryReport(DictionaryAttr report) {
       total += intOf(e, "bytes");
     return total;
   };
+  auto ofKind = [&](StringRef kind, StringRef phase) {
+    SmallVector<DictionaryAttr> list;
+    for (DictionaryAttr e : entries)
+      if (strOf(e, "kind") == kind &&
+          (phase.empty() || strOf(e, "phase") == phase))
+        list.push_back(e);
+    return list;
+  };
+
+  // The saved values one by one: per layer first, then those kept once.
+  SmallVector<DictionaryAttr> saved = ofKind("saved", "");
+  if (!saved.empty())
+    os << "\n"
+       << line(sum(saved), 0, "saved for backward (forward to backward)");
+  for (bool perLayer : {true, false}) {
+    SmallVector<DictionaryAttr> part;
+    for (DictionaryAttr e : saved)
+      if (e.getAs<BoolAttr>("per_layer").getValue() == perLayer)
+        part.push_back(e);
+    if (part.empty())
+      continue;
+    int64_t layers = perLayer ? intOf(part.front(), "layers") : 1;
+    os << line(sum(part) / layers, 1,
+               perLayer
+                   ? llvm::formatv("per layer (x {0} layers)", layers).str()
+                   : std::string("once"));
+    for (DictionaryAttr e : part)
+      os << line(intOf(e, "bytes") / intOf(e, "layers"), 2,
+                 strOf(e, "name") + "  " + shapeText(e));
+  }
+
+  // Each plan's buffers, reused by every layer: by name, largest first.
   for (DictionaryAttr phase :
        report.getAs<ArrayAttr>("phases").getAsRange<DictionaryAttr>()) {
     StringRef name = strOf(phase, "name");
-    os << "\n" << line(intOf(phase, "bytes"), 0, name);
-    auto inPhase = [&](StringRef kind) {
-      SmallVector<DictionaryAttr> list;
-      for (DictionaryAttr e : entries)
-        if (strOf(e, "phase") == name && strOf(e, "kind") == kind)
-          list.push_back(e);
-      return list;
-    };
-    // Saved values one by one: per layer first, then those kept once.
-    SmallVector<DictionaryAttr> saved = inPhase("saved");
-    if (!saved.empty())
-      os << line(sum(saved), 1, "saved for backward");
-    for (bool perLayer : {true, false}) {
-      SmallVector<DictionaryAttr> part;
-      for (DictionaryAttr e : saved)
-        if (e.getAs<BoolAttr>("per_layer").getValue() == perLayer)
-          part.push_back(e);
-      if (part.empty())
-        continue;
-      int64_t layers = perLayer ? intOf(part.front(), "layers") : 1;
-      os << line(sum(part) / layers, 2,
-                 perLayer
-                     ? llvm::formatv("per layer (x {0} layers)", layers).str()
-                     : std::string("once"));
-      for (DictionaryAttr e : part)
-        os << line(intOf(e, "bytes") / intOf(e, "layers"), 3,
-                   strOf(e, "name") + "  " + shapeText(e));
-    }
-    // Buffers reused by every layer and scratch: by name, largest first.
+    StringRef note =
+        name == "forward"    ? "forward's buffers"
+        : name == "backward" ? "backward's buffers (in forward's place)"
+        : name == "prefill"  ? "prefill's buffers (a plan of its own)"
+        : name == "decode"   ? "decode's buffers (a plan of its own)"
+                             : name;
+    os << "\n" << line(intOf(phase, "bytes"), 0, note);
     for (auto [kind, title] :
          {std::pair<StringRef, StringRef>{"result", "results"},
           {"scratch", "scratch"},
           {"other", "other"}}) {
-      SmallVector<DictionaryAttr> list = inPhase(kind);
+      SmallVector<DictionaryAttr> list = ofKind(kind, name);
       if (list.empty())
         continue;
       os << line(sum(list), 1, title);

@@ -25,8 +25,26 @@ OpBuilder KernelBuilder::allocBuilder() {
 
 Value KernelBuilder::currentOffset() {
   if (!offset)
-    offset = allocIndex(0);
+    offset = buffersBase ? buffersBase : allocIndex(0);
   return offset;
+}
+
+void KernelBuilder::setSavedArena(Value savedArenaBytes) {
+  if (offset || savedOffset)
+    llvm::report_fatal_error("tfc-lower-to-loops: the saved arena must come "
+                             "before any buffer");
+  buffersBase = savedArenaBytes;
+  savedOffset = allocIndex(0);
+}
+
+Value KernelBuilder::savedEnd() {
+  assert(savedOffset && "no saved arena (setSavedArena)");
+  return savedOffset;
+}
+
+void KernelBuilder::restartBuffers() {
+  assert(buffersBase && "buffers restart after a saved arena");
+  offset = buffersBase;
 }
 
 Value KernelBuilder::allocIndex(int64_t v) {
@@ -67,10 +85,13 @@ KernelBuilder::shapeOf(ShapedType type,
 
 Value KernelBuilder::reserve(Value bytes, Reservation what) {
   OpBuilder ab = allocBuilder();
-  Value start = currentOffset();
+  // Saved values go to their arena when there is one.
+  bool saved = savedOffset && what.kind == Reservation::Kind::Saved;
+  Value &cursor = saved ? savedOffset : offset;
+  Value start = saved ? savedOffset : currentOffset();
   // Round the size up so the next buffer starts aligned too.
   Value aligned = alignedBytes(bytes);
-  offset = arith::AddIOp::create(ab, loc, start, aligned);
+  cursor = arith::AddIOp::create(ab, loc, start, aligned);
   if (ledger) {
     what.bytes = aligned;
     ledger->record(std::move(what));

@@ -87,8 +87,23 @@ public:
   Operation *allocationPoint() const { return allocPoint; }
   /// The workspace as memref<?xi8>.
   void setWorkspace(Value ws) { workspace = ws; }
-  /// Running byte offset; starts at 0.
+  Value workspaceBuffer() const { return workspace; }
+  /// Running byte offset of the buffers; starts at 0 (or at the base of
+  /// setSavedArena).
   Value currentOffset();
+
+  /// Training builds keep the values forward saves for backward apart: they
+  /// go to [0, savedArenaBytes) in the order they are reserved, and every
+  /// other buffer after it, so backward's buffers can take the place of
+  /// forward's (restartBuffers). Call before the first reservation, with the
+  /// arena's size from a plan of forward (savedEnd). Without it, saved
+  /// values are buffers like any other.
+  void setSavedArena(Value savedArenaBytes);
+  /// The end of the saved values reserved so far (setSavedArena).
+  Value savedEnd();
+  /// The buffers start again after the saved arena: the next plan (backward
+  /// after forward's) reuses the space of the previous one's.
+  void restartBuffers();
 
   /// Carves a 64-byte aligned flat buffer of `numel(dims)` elements (Plan).
   /// Inside an op (beginOp) it is that op's scratch, handed back in the same
@@ -203,6 +218,8 @@ private:
   Operation *allocPoint = nullptr;
   Value workspace;
   Value offset;
+  /// setSavedArena: the saved values' running offset and the buffers' base.
+  Value savedOffset, buffersBase;
   WorkspaceLedger *ledger = nullptr;
 };
 

@@ -7,7 +7,8 @@
 // layer * layer_stride, the loop stays an scf.for around the block's
 // parallel loops, the loop-carried stream lives in one carry buffer (copied
 // in before the loop, back at the yield, out at the end), saved values get
-// one workspace copy per layer (a view at base + layer * bytes), and the
+// one workspace copy per layer (a view at base + layer * bytes, in the saved
+// arena at the start of the workspace), and the
 // backward reads them at the reversed layer and adds parameter gradients
 // into d_params in place.
 
@@ -26,10 +27,10 @@
 // CHECK-NEXT:        memref.store %[[V]], %[[CARRY]][
 // CHECK:         } {tfc.kernel = "for"}
 // CHECK:         scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// The layer's input is saved (slot 1, tfc.save_iter_arg) at its layer's copy.
+// The layer's input is saved (slot 1, tfc.save_iter_arg) at its layer's copy:
+// the first of the saved arena, at the start of the workspace.
 // CHECK:           %[[IN_AT:.*]] = arith.muli %[[L]], %{{.*}} : index
-// CHECK-NEXT:      %[[IN_OFF:.*]] = arith.addi %{{.*}}, %[[IN_AT]] : index
-// CHECK-NEXT:      %[[IN_SAVE:.*]] = memref.view %[[WS]][%[[IN_OFF]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK-NEXT:      %[[IN_SAVE:.*]] = memref.view %[[WS]][%[[IN_AT]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
 // CHECK:           scf.parallel
 // CHECK:             memref.load %[[CARRY]][
 // CHECK-NEXT:        memref.store %{{.*}}, %[[IN_SAVE]][
@@ -94,8 +95,7 @@
 // CHECK:           %[[G_AT:.*]] = arith.muli %[[LAYER]], %{{.*}} : index
 // CHECK-NEXT:      memref.subview %[[P]][%[[G_AT]]] [8] [1]
 // CHECK:           %[[S1_AT:.*]] = arith.muli %[[LAYER]], %{{.*}} : index
-// CHECK-NEXT:      %[[S1_OFF:.*]] = arith.addi %{{.*}}, %[[S1_AT]] : index
-// CHECK-NEXT:      %[[S1:.*]] = memref.view %[[WS]][%[[S1_OFF]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK-NEXT:      %[[S1:.*]] = memref.view %[[WS]][%[[S1_AT]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
 // CHECK:           scf.parallel
 // CHECK:             memref.load %[[S1]][
 // CHECK:           } {tfc.kernel = "rms_norm_grad"}
