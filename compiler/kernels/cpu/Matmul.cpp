@@ -24,8 +24,10 @@
 // instead, two rows interleaved per panel row, and the micro-kernel rounds A
 // in pairs and multiplies with vdpbf16ps: each lane adds both exact products
 // of a pair to its f32 sum (the higher k first), half the instructions of
-// the f32 FMAs on the same rounded operands. The packed panels are
-// workspace scratch.
+// the f32 FMAs on the same rounded operands. A is rounded into pairs once per
+// matmul too, before the tiles (every panel's tiles read the same rows of
+// A): per block of MR rows, row by row for a row-major A, pair by pair
+// otherwise. The packed panels and pairs are workspace scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,10 +65,10 @@ struct Slot {
   Value col;
 };
 
-/// bf16 pairs of A rounded per chunk of the contraction: MR rows of 128
-/// pairs (4 KiB on the stack at MR 8), beside a chunk of panel rows that
-/// stays in L1.
-constexpr int64_t kChunkPairs = 128;
+/// A row-major A's rows of bf16 pairs are padded to a multiple of this
+/// (the pairs one vector of f32 rounds into), so that a row's last store
+/// stays in its row.
+constexpr int64_t kPairsPerStore = 8;
 
 /// The shared state of one fused matmul's emission.
 class MatmulEmitter {
@@ -80,19 +82,27 @@ public:
   void plan();
   Value packedPanels() const { return panels; }
   Value totalK() const { return kTotal; }
-  void emitPack(Value packed);
-  /// The tiles, reading B from the panels of `packed`, or (null) from B
-  /// itself: the matrix-vector path of a few rows, for which packing would
-  /// read and write every weight once more than the product reads it.
-  void emitTiles(Value packed);
-
-private:
-  bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
-  /// The panels hold bf16 pairs of B's rows and the micro-kernel uses
-  /// vdpbf16ps (bf16 operands on an AVX512-BF16 CPU).
+  /// The panels hold bf16 pairs of B's rows, A is rounded into pairs too,
+  /// and the micro-kernel uses vdpbf16ps (bf16 operands on an AVX512-BF16
+  /// CPU).
   bool bf16Pairs() const {
     return p.bf16Operands && l.bf16Dot && blk.vectorWidth == 16;
   }
+  /// bf16Pairs: the i32 pairs of A, [segment][bt][row block][MR][pairs]
+  /// (row-major A) or [...][pairs][MR] (otherwise), as plan() sized them.
+  Value aPairCount() const { return aPairsTotal; }
+  void emitPack(Value packed);
+  /// bf16Pairs: A's rows rounded into `aPairs`, one parallel iteration per
+  /// block of MR rows.
+  void emitPackA(Value aPairs);
+  /// The tiles, reading B from the panels of `packed` (and A from `aPairs`
+  /// with bf16 pairs), or (null) from B itself: the matrix-vector path of a
+  /// few rows, for which packing would read and write every weight once
+  /// more than the product reads it.
+  void emitTiles(Value packed, Value aPairs = Value());
+
+private:
+  bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
   /// A panel's rows of segment `s`: k of them, or k/2 rounded up in pairs.
   Value panelRows(const MatmulSegment &segment) {
     return bf16Pairs() ? l.divUp(segment.k, 2) : segment.k;
@@ -104,28 +114,37 @@ private:
   /// Two vectors of f32 as one vector of bf16 pairs (row0's element
   /// first), bitcast to `asType` (f32 lanes for the panels, i32 for A).
   Value interleaveBf16(Value row0, Value row1, Type asType);
-  /// Where pair `i` of row `r` of a chunk of A's bf16 pairs lies.
+  /// Where pair `i` of row `r` of a block of A's bf16 pairs lies.
   struct PairLayout {
-    int64_t rowStride, pairStride;
+    Value base, rowStride, pairStride;
     Value index(KernelBuilder &l, int64_t r, Value i) const {
-      return l.add(l.index(r * rowStride), l.mul(i, l.index(pairStride)));
+      return l.add(l.add(base, l.mul(l.index(r), rowStride)),
+                   l.mul(i, pairStride));
     }
   };
-  /// Pairs [first, first + count) of the tile's rows of A, rounded to bf16
-  /// pairs into `aPairs` (i32 each; rows past m are zero or a copy of the
-  /// last row, whose results are not stored).
-  PairLayout packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
-                       Value rowsInTile, Value aPairs, Value first,
-                       Value count);
+  /// The block of segment `s`'s pairs of row block `rowBlock` of batch `bt`
+  /// in the A pairs: rows of pairs for a row-major A, else pairs of rows.
+  PairLayout pairBlock(unsigned s, Value bt, Value rowBlock);
+  /// The tile's rows of A (rows past m are zero or a copy of the last row,
+  /// whose results are not stored), rounded to bf16 pairs into `layout`'s
+  /// block of `aPairs` (i32 each).
+  void packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
+                 Value rowsInTile, Value aPairs, const PairLayout &layout);
+  /// The tile's rows of A at its first row of segment `s` (rows past m
+  /// clamped to the last).
+  SmallVector<Value> aRowBases(const MatmulSegment &segment, Value bt,
+                               Value firstRow);
   /// One k of the f32 micro-kernel: A[row][kk] of each tile row (rounded
   /// with bf16 operands) broadcast into FMAs with the row of B `bv`.
   SmallVector<Value> fmaRows(const MatmulSegment &segment,
                              ArrayRef<Value> aRowBase, Value kk,
                              ArrayRef<Value> bv, ValueRange acc);
-  /// The micro-kernel's accumulation over segment `s` from packed panels.
+  /// The micro-kernel's accumulation over segment `s` from packed panels
+  /// (and, with bf16 pairs, A's pairs at `pairs`).
   SmallVector<Value> accumulatePacked(unsigned s, Value packed, Value panelBase,
-                                      ArrayRef<Value> aRowBase,
-                                      Value rowsInTile, SmallVector<Value> acc);
+                                      ArrayRef<Value> aRowBase, Value aPairs,
+                                      const PairLayout &pairs,
+                                      SmallVector<Value> acc);
   /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
   /// an scf.index_switch when there are several.
   void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
@@ -151,6 +170,10 @@ private:
   Value panels, kTotal;
   SmallVector<Value> firstPanel; // Per part (not paired), and the total.
   SmallVector<Value> kOffset;    // Per segment.
+  /// bf16Pairs: row blocks, each segment's pairs per row (padded) and where
+  /// its blocks start in the A pairs, and their total.
+  Value rowBlocks, aPairsTotal;
+  SmallVector<Value> pairsPerRow, pairsOffset;
   bool fullColumns = true;
 };
 
@@ -183,6 +206,25 @@ void MatmulEmitter::plan() {
       kOffset.push_back(rows);
       kTotal = l.add(kTotal, segment.k);
       rows = l.add(rows, panelRows(segment));
+    }
+  });
+  sizes.push_back(p.m);
+  sizes.push_back(p.batch);
+  l.atAllocationPointIfDefined(sizes, [&] {
+    rowBlocks = l.divUp(p.m, blk.rows);
+    if (!bf16Pairs())
+      return;
+    // [segment][bt][row block][MR x pairs per row].
+    aPairsTotal = l.index(0);
+    Value blocks = l.mul(p.batch, rowBlocks);
+    for (const MatmulSegment &segment : p.segments) {
+      pairsPerRow.push_back(
+          l.mul(l.divUp(l.divUp(segment.k, 2), kPairsPerStore),
+                l.index(kPairsPerStore)));
+      pairsOffset.push_back(aPairsTotal);
+      aPairsTotal =
+          l.add(aPairsTotal,
+                l.mul(blocks, l.mul(pairsPerRow.back(), l.index(blk.rows))));
     }
   });
 }
@@ -403,11 +445,9 @@ SmallVector<Value> MatmulEmitter::fmaRows(const MatmulSegment &segment,
   return out;
 }
 
-SmallVector<Value> MatmulEmitter::accumulatePacked(unsigned s, Value packed,
-                                                   Value panelBase,
-                                                   ArrayRef<Value> aRowBase,
-                                                   Value rowsInTile,
-                                                   SmallVector<Value> acc) {
+SmallVector<Value> MatmulEmitter::accumulatePacked(
+    unsigned s, Value packed, Value panelBase, ArrayRef<Value> aRowBase,
+    Value aPairs, const PairLayout &pairs, SmallVector<Value> acc) {
   const MatmulSegment &segment = p.segments[s];
   Value nr = l.index(blk.cols());
   auto panelVectors = [&](Value panelRow) {
@@ -425,56 +465,68 @@ SmallVector<Value> MatmulEmitter::accumulatePacked(unsigned s, Value packed,
                        SmallVector<Value> bv = panelVectors(kk);
                        return fmaRows(segment, aRowBase, kk, bv, accIn);
                      });
-  // bf16 pairs: A's rows of the tile are rounded into pairs once per chunk
-  // of the contraction, on the stack, then each pair is one broadcast.
-  Value kPairs = l.divUp(segment.k, 2);
-  Value chunks = l.divUp(kPairs, kChunkPairs);
-  // The stack is restored after the tile: the parallel iterations run as a
-  // loop in one function, where an alloca would otherwise pile up (what
-  // memref.alloca_scope does, which cannot hold the loops).
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  Value stack = LLVM::StackSaveOp::create(b, loc, ptrType);
-  Value aPairs = memref::AllocaOp::create(
-      b, loc, MemRefType::get({blk.rows * kChunkPairs}, b.getI32Type()));
+  // bf16 pairs: each pair of A (emitPackA) is one broadcast.
   auto pairType = VectorType::get({2 * blk.vectorWidth}, b.getBF16Type());
   auto wideType = VectorType::get({blk.vectorWidth}, b.getI32Type());
-  acc = l.forLoop(
-      l.index(0), chunks, acc,
-      [&](Value chunk, ValueRange accIn) -> SmallVector<Value> {
-        Value first = l.mul(chunk, l.index(kChunkPairs));
-        Value count = l.minIdx(l.index(kChunkPairs), l.sub(kPairs, first));
-        PairLayout layout =
-            packPairs(segment, aRowBase, rowsInTile, aPairs, first, count);
-        return l.forLoop(
-            l.index(0), count, accIn,
-            [&](Value i, ValueRange accPair) -> SmallVector<Value> {
-              SmallVector<Value> bv;
-              for (Value v : panelVectors(l.add(first, i)))
-                bv.push_back(vector::BitCastOp::create(b, loc, pairType, v));
-              SmallVector<Value> accOut;
-              for (int64_t r = 0; r < blk.rows; ++r) {
-                Value bits = l.load(aPairs, layout.index(l, r, i));
-                Value av = vector::BitCastOp::create(
-                    b, loc, pairType,
-                    vector::BroadcastOp::create(b, loc, wideType, bits));
-                for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
-                  accOut.push_back(x86vector::DotBF16Op::create(
-                      b, loc, vecType, accPair[r * blk.vectorsPerRow + v], av,
-                      bv[v]));
-              }
-              return accOut;
-            });
+  return l.forLoop(
+      l.index(0), l.divUp(segment.k, 2), acc,
+      [&](Value i, ValueRange accIn) -> SmallVector<Value> {
+        SmallVector<Value> bv;
+        for (Value v : panelVectors(i))
+          bv.push_back(vector::BitCastOp::create(b, loc, pairType, v));
+        SmallVector<Value> accOut;
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          Value bits = l.load(aPairs, pairs.index(l, r, i));
+          Value av = vector::BitCastOp::create(
+              b, loc, pairType,
+              vector::BroadcastOp::create(b, loc, wideType, bits));
+          for (int64_t v = 0; v < blk.vectorsPerRow; ++v)
+            accOut.push_back(x86vector::DotBF16Op::create(
+                b, loc, vecType, accIn[r * blk.vectorsPerRow + v], av, bv[v]));
+        }
+        return accOut;
       });
-  LLVM::StackRestoreOp::create(b, loc, stack);
-  return acc;
 }
 
-MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
-                                                   ArrayRef<Value> aRowBase,
-                                                   Value rowsInTile,
-                                                   Value aPairs, Value first,
-                                                   Value count) {
+MatmulEmitter::PairLayout MatmulEmitter::pairBlock(unsigned s, Value bt,
+                                                   Value rowBlock) {
+  Value perRow = pairsPerRow[s];
+  Value block = l.add(l.mul(bt, rowBlocks), rowBlock);
+  Value base =
+      l.add(pairsOffset[s], l.mul(block, l.mul(perRow, l.index(blk.rows))));
+  std::optional<int64_t> col = l.constantIndex(p.segments[s].a.colStride);
+  if (col && *col == 1)
+    return PairLayout{base, perRow, l.index(1)};
+  return PairLayout{base, l.index(1), l.index(blk.rows)};
+}
+
+SmallVector<Value> MatmulEmitter::aRowBases(const MatmulSegment &segment,
+                                            Value bt, Value firstRow) {
+  Value lastRow = l.sub(p.m, l.index(1));
+  SmallVector<Value> aRowBase;
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+    aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
+  }
+  return aRowBase;
+}
+
+void MatmulEmitter::emitPackA(Value aPairs) {
+  l.parallelFor(l.mul(p.batch, rowBlocks), [&](Value t) {
+    Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
+    Value bt = arith::DivUIOp::create(b, loc, t, rowBlocks);
+    Value firstRow = l.mul(rowBlock, l.index(blk.rows));
+    for (auto [s, segment] : llvm::enumerate(p.segments))
+      packPairs(segment, aRowBases(segment, bt, firstRow), l.sub(p.m, firstRow),
+                aPairs, pairBlock(s, bt, rowBlock));
+  });
+}
+
+void MatmulEmitter::packPairs(const MatmulSegment &segment,
+                              ArrayRef<Value> aRowBase, Value rowsInTile,
+                              Value aPairs, const PairLayout &layout) {
   const MatrixRef &a = segment.a;
+  Value kPairs = l.divUp(segment.k, 2);
   auto halfType = [&](int64_t n) {
     return VectorType::get({n}, b.getBF16Type());
   };
@@ -489,14 +541,15 @@ MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
         b, loc, VectorType::get({n}, b.getI1Type()), ValueRange{lanes});
   };
   // A row-major A (colStride 1): each row's k run rounds 2 * 8 elements at
-  // a time into 8 pairs, stored as they are: aPairs[row][pair].
+  // a time into 8 pairs, stored as they are (rows of pairs, padded to 8).
   if (std::optional<int64_t> col = l.constantIndex(a.colStride);
       col && *col == 1) {
     int64_t lanes = blk.vectorWidth;
     int64_t perVector = lanes / 2;
+    static_assert(kPairsPerStore == 8, "one vector of 16 f32 is 8 pairs");
     for (int64_t r = 0; r < blk.rows; ++r)
-      l.forLoop(l.index(0), l.divUp(count, perVector), [&](Value j) {
-        Value pair = l.add(first, l.mul(j, l.index(perVector)));
+      l.forLoop(l.index(0), l.divUp(kPairs, perVector), [&](Value j) {
+        Value pair = l.mul(j, l.index(perVector));
         Value k0 = l.mul(pair, l.index(2));
         Value x = vector::MaskedLoadOp::create(
             b, loc, f32Type(lanes), a.flat, ValueRange{l.add(aRowBase[r], k0)},
@@ -505,22 +558,20 @@ MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
         vector::StoreOp::create(
             b, loc,
             vector::BitCastOp::create(b, loc, i32Type(perVector), rounded),
-            aPairs,
-            ValueRange{
-                l.add(l.index(r * kChunkPairs), l.mul(j, l.index(perVector)))});
+            aPairs, ValueRange{layout.index(l, r, pair)});
       });
-    return PairLayout{kChunkPairs, 1};
+    return;
   }
-  // Else aPairs[pair][row]: with rowStride 1 (a transposed A: the weight
+  // Else pairs of rows: with rowStride 1 (a transposed A: the weight
   // gradients' X^T) the tile's rows of one k are contiguous, so each pair
   // interleaves two row vectors; otherwise element by element.
   std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
-  l.forLoop(l.index(0), count, [&](Value i) {
-    Value k0 = l.mul(l.add(first, i), l.index(2));
+  l.forLoop(l.index(0), kPairs, [&](Value i) {
+    Value k0 = l.mul(i, l.index(2));
     Value k1 = l.add(k0, l.index(1));
     Value hasSecond =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k1, segment.k);
-    Value dst = l.mul(i, l.index(blk.rows));
+    Value dst = layout.index(l, 0, i);
     if (rowStride && *rowStride == 1) {
       Value rows = rowsInTile;
       Value zeroRows = arith::ConstantOp::create(
@@ -555,17 +606,15 @@ MatmulEmitter::PairLayout MatmulEmitter::packPairs(const MatmulSegment &segment,
               b, loc, i32Type(1),
               arith::TruncFOp::create(b, loc, halfType(2), pair)),
           ArrayRef<int64_t>{0});
-      l.store(bits, aPairs, l.add(dst, l.index(r)));
+      l.store(bits, aPairs, layout.index(l, r, i));
     }
   });
-  return PairLayout{1, blk.rows};
 }
 
 /// One MR x NR tile per parallel iteration.
-void MatmulEmitter::emitTiles(Value packed) {
+void MatmulEmitter::emitTiles(Value packed, Value aPairs) {
+  assert((!packed || !bf16Pairs() || aPairs) && "bf16 pairs need A's pairs");
   Value nr = l.index(blk.cols());
-  Value rowBlocks = l.divUp(p.m, blk.rows);
-  Value lastRow = l.sub(p.m, l.index(1));
 
   l.parallelFor(l.mul(l.mul(p.batch, panels), rowBlocks), [&](Value t) {
     Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
@@ -583,14 +632,13 @@ void MatmulEmitter::emitTiles(Value packed) {
       for (const Slot &slot : direct)
         masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
-        SmallVector<Value> aRowBase;
-        for (int64_t r = 0; r < blk.rows; ++r) {
-          Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
-          aRowBase.push_back(elementIndex(l, segment.a, bt, row, l.index(0)));
-        }
+        SmallVector<Value> aRowBase = aRowBases(segment, bt, firstRow);
         if (packed) {
-          acc = accumulatePacked(s, packed, panelBase, aRowBase,
-                                 l.sub(p.m, firstRow), std::move(acc));
+          PairLayout pairs;
+          if (bf16Pairs())
+            pairs = pairBlock(s, bt, rowBlock);
+          acc = accumulatePacked(s, packed, panelBase, aRowBase, aPairs, pairs,
+                                 std::move(acc));
           continue;
         }
         acc = l.forLoop(
@@ -689,6 +737,8 @@ void cpu::planFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   l.allocate(l.b.getF32Type(),
              {p.batch, emitter.packedPanels(), emitter.totalK(),
               l.allocIndex(Blocking(l.vectorWidth).cols())});
+  if (emitter.bf16Pairs())
+    l.allocate(l.b.getI32Type(), {emitter.aPairCount()});
 }
 
 void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
@@ -698,13 +748,17 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Value packed = l.takeScratch().flat;
+  Value aPairs = emitter.bf16Pairs() ? l.takeScratch().flat : Value();
+  auto emitPacked = [&] {
+    emitter.emitPack(packed);
+    if (aPairs)
+      emitter.emitPackA(aPairs);
+    emitter.emitTiles(packed, aPairs);
+  };
   // A forward product of one row block (decoding: a row per sequence) reads
   // B in place: the matrix-vector path.
-  if (p.parts.front().columnSums || p.packActivationGrad) {
-    emitter.emitPack(packed);
-    emitter.emitTiles(packed);
-    return;
-  }
+  if (p.parts.front().columnSums || p.packActivationGrad)
+    return emitPacked();
   OpBuilder &b = l.b;
   Value fewRows =
       arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::ule, p.m,
@@ -714,6 +768,5 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   b.setInsertionPointToStart(&ifFew.getThenRegion().front());
   emitter.emitTiles(Value());
   b.setInsertionPointToStart(&ifFew.getElseRegion().front());
-  emitter.emitPack(packed);
-  emitter.emitTiles(packed);
+  emitPacked();
 }
