@@ -43,9 +43,9 @@
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.reduce
 // CHECK-NEXT:    } {tfc.kernel = "linear"}
-// The tiles: ceil(rows / 6) iterations; A rows clamped to the last row.
-// CHECK:         %[[TILES:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : index
-// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TILES]]) step (%{{.*}}) {
+// The tiles (ceil(rows / 6) per panel, counted with the plan's sizes); A
+// rows clamped to the last row.
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK-COUNT-6:   arith.minsi
 // CHECK:           %[[ACC:.*]]:12 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK:             %[[B0:.*]] = vector.load %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
