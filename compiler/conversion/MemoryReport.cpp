@@ -2,6 +2,7 @@
 
 #include "conversion/MemoryReport.h"
 
+#include "tfc/Dialect/TfcParts.h"
 #include "tfc/Dialect/TfcRoles.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -9,7 +10,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -76,18 +76,6 @@ private:
   llvm::DenseMap<Value, Attribute> known;
 };
 
-/// The parts of the model a location names ("blocks.attn"), joined by "+"
-/// for fused ops.
-std::string partsOf(Location loc) {
-  llvm::SetVector<StringRef> names;
-  loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner))
-      names.insert(named.getName().getValue());
-    return WalkResult::advance();
-  });
-  return llvm::join(names.getArrayRef(), "+");
-}
-
 /// A tensor as the report names it: the part and op that compute it, or the
 /// argument's role.
 std::string describe(Value tensor) {
@@ -112,7 +100,7 @@ std::string describe(Value tensor) {
   std::string name = op->getName().stripDialect().str();
   if (op->getNumResults() > 1)
     name += "#" + std::to_string(result.getResultNumber());
-  std::string parts = partsOf(op->getLoc());
+  std::string parts = partLabel(op->getLoc());
   return parts.empty() ? name : parts + " " + name;
 }
 
@@ -167,7 +155,7 @@ FailureOr<DictionaryAttr> tfc::evaluateMemoryPlan(Operation *at,
                        : r.op   ? r.op->getName().stripDialect().str()
                                 : r.label;
     if (r.op && !r.tensor)
-      if (std::string parts = partsOf(r.op->getLoc()); !parts.empty())
+      if (std::string parts = partLabel(r.op->getLoc()); !parts.empty())
         name = parts + " " + name;
     FailureOr<int64_t> bytes = value(r.bytes, name);
     FailureOr<int64_t> layers = value(r.layers, name + "'s layers");

@@ -10,6 +10,7 @@
 
 #include "transforms/Passes.h"
 
+#include "tfc/Dialect/TfcParts.h"
 #include "tfc/Dialect/TfcRoles.h"
 
 #include "mlir/IR/Builders.h"
@@ -63,15 +64,10 @@ public:
       return true;
     if (parts.empty())
       return false;
-    bool inside = true, named = false;
-    op->getLoc()->walk([&](Location loc) {
-      if (auto name = dyn_cast<NameLoc>(loc)) {
-        named = true;
-        inside &= llvm::is_contained(parts, name.getName().getValue());
-      }
-      return WalkResult::advance();
+    SmallVector<StringRef> names = partNames(op->getLoc());
+    return !names.empty() && llvm::all_of(names, [&](StringRef name) {
+      return llvm::is_contained(parts, name);
     });
-    return named && inside;
   }
 
 private:

@@ -1,6 +1,8 @@
 //===- FusionPipeline.cpp - The fusion passes, by name ----------*- C++ -*-===//
 
 #include "transforms/FusionPipeline.h"
+
+#include "tfc/Dialect/TfcParts.h"
 #include "transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,20 +55,6 @@ void tfc::markFused(Operation *op, StringRef name) {
   op->setAttr(kFusedAttr, StringAttr::get(op->getContext(), name));
 }
 
-/// The names in a location: "blocks.attn" for loc("blocks.attn"(...)),
-/// joined with '+' for a fused location.
-static void collectNames(Location loc, SmallVectorImpl<std::string> &names) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    std::string text = name.getName().str();
-    if (!llvm::is_contained(names, text))
-      names.push_back(text);
-    return;
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      collectNames(inner, names);
-}
-
 /// What a fused op keeps of the pieces it replaced that changes its work:
 /// fused attention's shared key/value heads (read in place), sliding window
 /// and key padding (which skip whole key tiles) and ALiBi's bias.
@@ -110,11 +98,9 @@ std::string tfc::fusionReport(ModuleOp module,
       auto fusion = op->getAttrOfType<StringAttr>(kFusedAttr);
       if (!fusion)
         return;
-      SmallVector<std::string> names;
-      collectNames(op->getLoc(), names);
+      std::string parts = partLabel(op->getLoc());
       os << "  " << fusion.getValue() << ": " << op->getName() << " at "
-         << (names.empty() ? std::string("?") : llvm::join(names, "+"))
-         << fusionDetail(op)
+         << (parts.empty() ? std::string("?") : parts) << fusionDetail(op)
          << (op->getParentOfType<scf::ForOp>() ? " (every layer)" : "") << "\n";
       auto &count = counts[fusion.getValue()];
       ++(backward ? count.second : count.first);
