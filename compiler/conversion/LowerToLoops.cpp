@@ -30,6 +30,7 @@
 #include "kernels/KvCache.h"
 #include "kernels/TargetKernels.h"
 #include "tfc/Dialect/TfcDialect.h"
+#include "tfc/Dialect/TfcParts.h"
 #include "tfc/Dialect/TfcRoles.h"
 #include "tfc/Dialect/TfcSaveSlots.h"
 
@@ -1186,6 +1187,15 @@ static bool onlyViewsAfter(Operation *begin, OpBuilder &b) {
   return true;
 }
 
+/// "OP PART": the op's name without the dialect and the model part it
+/// computes ("linear_weight_grad blocks.ffn"), so that the profile tells
+/// the FFN's products from attention's.
+static std::string profileName(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  std::string part = partLabel(op->getLoc());
+  return part.empty() ? name : name + " " + part;
+}
+
 LogicalResult ModelLowering::emitOp(Lowering &l, Operation *op) {
   l.beginOp(op);
   l.bindSavedResults(op);
@@ -1196,7 +1206,7 @@ LogicalResult ModelLowering::emitOp(Lowering &l, Operation *op) {
   if (start && onlyViewsAfter(start.getDefiningOp(), l.b))
     start.getDefiningOp()->erase();
   else if (start)
-    profiled->profileEnd(l.b, l.loc, op->getName().stripDialect(), start);
+    profiled->profileEnd(l.b, l.loc, profileName(op), start);
   return l.endOp();
 }
 

@@ -212,7 +212,7 @@ int32_t tfc_runtime_profile_report(const tfc_runtime *rt, char *buf,
       continue;
     size_t len = strlen(entry);
     double total = all[e].seconds, ops = 0;
-    append(buf, size, &used, "%-28s %8lld calls %10.3f ms %10.3f ms/call\n",
+    append(buf, size, &used, "%-50s %8lld calls %10.3f ms %10.3f ms/call\n",
            entry, (long long)all[e].calls, total * 1e3,
            all[e].calls ? total * 1e3 / (double)all[e].calls : 0.0);
     for (int32_t i = 0; i < n; ++i) {
@@ -220,11 +220,11 @@ int32_t tfc_runtime_profile_report(const tfc_runtime *rt, char *buf,
       if (strncmp(name, entry, len) != 0 || name[len] != ' ')
         continue;
       ops += all[i].seconds;
-      append(buf, size, &used, "  %-26s %8lld calls %10.3f ms %6.1f %%\n",
+      append(buf, size, &used, "  %-48s %8lld calls %10.3f ms %6.1f %%\n",
              name + len + 1, (long long)all[i].calls, all[i].seconds * 1e3,
              total > 0 ? 100.0 * all[i].seconds / total : 0.0);
     }
-    append(buf, size, &used, "  %-26s %8s       %10.3f ms %6.1f %%\n",
+    append(buf, size, &used, "  %-48s %8s       %10.3f ms %6.1f %%\n",
            "(between ops)", "", (total - ops) * 1e3,
            total > 0 ? 100.0 * (total - ops) / total : 0.0);
   }

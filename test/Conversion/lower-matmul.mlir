@@ -227,13 +227,30 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 
 // dW = x^T dy contracts over the rows (the k loop runs to batch * seq); the
 // bias gradient is a column sum: one parallel iteration per chunk of 32
-// columns, rows outside, columns inside, in row order.
+// columns, rows outside, columns inside, in row order. A = x^T is packed
+// once per matmul, beside the panels: per k, a tile's MR rows of A (MR
+// contiguous elements of a row of x; the last block masked) into a k-major
+// block, from which the tiles broadcast.
 // CHECK-LABEL: func.func @weight_grad_forward(
+// CHECK:         %[[PANELS:.*]] = memref.view
+// CHECK:         %[[APACKED:.*]] = memref.view
+// The few-rows path reads x in place.
 // CHECK:         scf.parallel
 // CHECK:           vector.load
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
 // CHECK:         scf.parallel
+// CHECK:           vector.store %{{.*}}, %[[PANELS]]
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK:         scf.parallel
+// CHECK:           vector.create_mask %{{.*}} : vector<6xi1>
+// CHECK:           scf.for
+// CHECK:             %[[ROWS:.*]] = vector.maskedload {{.*}} : memref<?xf32>, vector<6xi1>, vector<6xf32> into vector<6xf32>
+// CHECK:             vector.store %[[ROWS]], %[[APACKED]][%{{.*}}] : memref<?xf32>, vector<6xf32>
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK:             vector.load %[[PANELS]]
+// CHECK:             memref.load %[[APACKED]]
 // CHECK-COUNT-12:    vector.fma
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
 // The transposed weight gradient [16, 8]: n = 8, masked.

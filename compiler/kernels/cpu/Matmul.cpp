@@ -70,6 +70,10 @@ struct Slot {
 /// stays in its row.
 constexpr int64_t kPairsPerStore = 8;
 
+/// The bytes of A a group of row blocks may span (emitTiles): half of a
+/// 1 MiB L2, room left for the panel the tiles stream.
+constexpr int64_t kGroupBytes = 512 * 1024;
+
 /// The shared state of one fused matmul's emission.
 class MatmulEmitter {
 public:
@@ -88,21 +92,41 @@ public:
   bool bf16Pairs() const {
     return p.bf16Operands && l.bf16Dot && blk.vectorWidth == 16;
   }
-  /// bf16Pairs: the i32 pairs of A, [segment][bt][row block][MR][pairs]
-  /// (row-major A) or [...][pairs][MR] (otherwise), as plan() sized them.
-  Value aPairCount() const { return aPairsTotal; }
+  /// Segment `s`'s A is packed once per matmul, before the tiles: into
+  /// bf16 pairs (bf16Pairs), or, in f32, when it is not row-major (the
+  /// weight gradients' X^T: a tile's k-th elements of A are a row of X,
+  /// so its k run strides over a whole row of X per k, a new page every k
+  /// for d_ff wide rows, and uses half of each cache line it loads).
+  bool packsA(unsigned s) const { return bf16Pairs() || !rowMajorA(s); }
+  bool packsAnyA() const {
+    for (unsigned s = 0; s < p.segments.size(); ++s)
+      if (packsA(s))
+        return true;
+    return false;
+  }
+  /// The packed A's elements (i32 bf16 pairs with bf16Pairs, else f32),
+  /// [segment][bt][row block][MR][pairs] for a row-major A or
+  /// [...][k or pairs][MR] otherwise, as plan() sized them.
+  Value aPackedCount() const { return aPackedTotal; }
+  Type aPackedType() const {
+    return bf16Pairs() ? Type(b.getI32Type()) : Type(b.getF32Type());
+  }
   void emitPack(Value packed);
-  /// bf16Pairs: A's rows rounded into `aPairs`, one parallel iteration per
+  /// The packed segments' A into `aPacked`, one parallel iteration per
   /// block of MR rows.
-  void emitPackA(Value aPairs);
-  /// The tiles, reading B from the panels of `packed` (and A from `aPairs`
-  /// with bf16 pairs), or (null) from B itself: the matrix-vector path of a
-  /// few rows, for which packing would read and write every weight once
-  /// more than the product reads it.
-  void emitTiles(Value packed, Value aPairs = Value());
+  void emitPackA(Value aPacked);
+  /// The tiles, reading B from the panels of `packed` (and the packed
+  /// segments' A from `aPacked`), or (null) from B itself: the
+  /// matrix-vector path of a few rows, for which packing would read and
+  /// write every weight once more than the product reads it.
+  void emitTiles(Value packed, Value aPacked = Value());
 
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
+  bool rowMajorA(unsigned s) const {
+    std::optional<int64_t> col = l.constantIndex(p.segments[s].a.colStride);
+    return col && *col == 1;
+  }
   /// A panel's rows of segment `s`: k of them, or k/2 rounded up in pairs.
   Value panelRows(const MatmulSegment &segment) {
     return bf16Pairs() ? l.divUp(segment.k, 2) : segment.k;
@@ -114,40 +138,51 @@ private:
   /// Two vectors of f32 as one vector of bf16 pairs (row0's element
   /// first), bitcast to `asType` (f32 lanes for the panels, i32 for A).
   Value interleaveBf16(Value row0, Value row1, Type asType);
-  /// Where pair `i` of row `r` of a block of A's bf16 pairs lies.
-  struct PairLayout {
-    Value base, rowStride, pairStride;
+  /// Where element (or pair) `i` of row `r` of a block of the packed A
+  /// lies.
+  struct ABlock {
+    Value base, rowStride, kStride;
     Value index(KernelBuilder &l, int64_t r, Value i) const {
       return l.add(l.add(base, l.mul(l.index(r), rowStride)),
-                   l.mul(i, pairStride));
+                   l.mul(i, kStride));
     }
   };
-  /// The block of segment `s`'s pairs of row block `rowBlock` of batch `bt`
-  /// in the A pairs: rows of pairs for a row-major A, else pairs of rows.
-  PairLayout pairBlock(unsigned s, Value bt, Value rowBlock);
+  /// The block of segment `s`'s packed A of row block `rowBlock` of batch
+  /// `bt`: rows of pairs for a row-major A, else k by k the MR rows.
+  ABlock aBlock(unsigned s, Value bt, Value rowBlock);
   /// The tile's rows of A (rows past m are zero or a copy of the last row,
-  /// whose results are not stored), rounded to bf16 pairs into `layout`'s
-  /// block of `aPairs` (i32 each).
+  /// whose results are not stored), rounded to bf16 pairs into `block` of
+  /// `aPacked` (i32 each).
   void packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
-                 Value rowsInTile, Value aPairs, const PairLayout &layout);
+                 Value rowsInTile, Value aPacked, const ABlock &block);
+  /// The tile's rows of a transposed A, k by k, into `block` of `aPacked`
+  /// (f32; rows past m as zeros).
+  void packF32(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
+               Value rowsInTile, Value aPacked, const ABlock &block);
   /// The tile's rows of A at its first row of segment `s` (rows past m
   /// clamped to the last).
   SmallVector<Value> aRowBases(const MatmulSegment &segment, Value bt,
                                Value firstRow);
   /// One k of the f32 micro-kernel: A[row][kk] of each tile row (rounded
-  /// with bf16 operands) broadcast into FMAs with the row of B `bv`.
+  /// with bf16 operands) broadcast into FMAs with the row of B `bv`; A from
+  /// the segment's rows at `aRowBase`, or from `packedA`'s block.
   SmallVector<Value> fmaRows(const MatmulSegment &segment,
                              ArrayRef<Value> aRowBase, Value kk,
-                             ArrayRef<Value> bv, ValueRange acc);
+                             ArrayRef<Value> bv, ValueRange acc,
+                             Value aPacked = Value(),
+                             const ABlock *packedA = nullptr);
   /// The micro-kernel's accumulation over segment `s` from packed panels
   /// (and, with bf16 pairs, A's pairs at `pairs`).
   SmallVector<Value> accumulatePacked(unsigned s, Value packed, Value panelBase,
-                                      ArrayRef<Value> aRowBase, Value aPairs,
-                                      const PairLayout &pairs,
+                                      ArrayRef<Value> aRowBase, Value aPacked,
+                                      const ABlock &packedA,
                                       SmallVector<Value> acc);
   /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
   /// an scf.index_switch when there are several.
   void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
+  /// Row blocks per tile group (emitTiles): as many as keep the group's
+  /// rows of A within kGroupBytes, at least one, at most all.
+  Value tileGroup();
   /// Mask of the lanes of columns [col, col + VL) below n; null when every
   /// panel is full.
   Value columnMask(Value n, Value col);
@@ -170,10 +205,10 @@ private:
   Value panels, kTotal;
   SmallVector<Value> firstPanel; // Per part (not paired), and the total.
   SmallVector<Value> kOffset;    // Per segment.
-  /// bf16Pairs: row blocks, each segment's pairs per row (padded) and where
-  /// its blocks start in the A pairs, and their total.
-  Value rowBlocks, aPairsTotal;
-  SmallVector<Value> pairsPerRow, pairsOffset;
+  /// Row blocks; per packed segment its elements (or pairs, padded) per row
+  /// of a block and where its blocks start in the packed A; their total.
+  Value rowBlocks, aPackedTotal;
+  SmallVector<Value> aPackedPerRow, aPackedOffset;
   bool fullColumns = true;
 };
 
@@ -212,19 +247,21 @@ void MatmulEmitter::plan() {
   sizes.push_back(p.batch);
   l.atAllocationPointIfDefined(sizes, [&] {
     rowBlocks = l.divUp(p.m, blk.rows);
-    if (!bf16Pairs())
+    if (!packsAnyA())
       return;
-    // [segment][bt][row block][MR x pairs per row].
-    aPairsTotal = l.index(0);
+    // [segment][bt][row block][MR x elements or pairs per row].
+    aPackedTotal = l.index(0);
     Value blocks = l.mul(p.batch, rowBlocks);
-    for (const MatmulSegment &segment : p.segments) {
-      pairsPerRow.push_back(
-          l.mul(l.divUp(l.divUp(segment.k, 2), kPairsPerStore),
-                l.index(kPairsPerStore)));
-      pairsOffset.push_back(aPairsTotal);
-      aPairsTotal =
-          l.add(aPairsTotal,
-                l.mul(blocks, l.mul(pairsPerRow.back(), l.index(blk.rows))));
+    for (auto [s, segment] : llvm::enumerate(p.segments)) {
+      Value perRow = segment.k;
+      if (bf16Pairs())
+        perRow = l.mul(l.divUp(l.divUp(segment.k, 2), kPairsPerStore),
+                       l.index(kPairsPerStore));
+      aPackedPerRow.push_back(packsA(s) ? perRow : Value());
+      aPackedOffset.push_back(aPackedTotal);
+      if (packsA(s))
+        aPackedTotal = l.add(aPackedTotal,
+                             l.mul(blocks, l.mul(perRow, l.index(blk.rows))));
     }
   });
 }
@@ -270,6 +307,13 @@ void MatmulEmitter::forPanelSlots(Value panel,
     partBody(i);
     scf::YieldOp::create(b, loc);
   }
+}
+
+Value MatmulEmitter::tileGroup() {
+  int64_t rowBytes = blk.rows * 4;
+  Value fit = arith::DivUIOp::create(b, loc, l.index(kGroupBytes),
+                                     l.mul(kTotal, l.index(rowBytes)));
+  return l.minIdx(l.maxIdx(fit, l.index(1)), rowBlocks);
 }
 
 Value MatmulEmitter::columnMask(Value n, Value col) {
@@ -430,11 +474,14 @@ void MatmulEmitter::emitPack(Value packed) {
 
 SmallVector<Value> MatmulEmitter::fmaRows(const MatmulSegment &segment,
                                           ArrayRef<Value> aRowBase, Value kk,
-                                          ArrayRef<Value> bv, ValueRange acc) {
+                                          ArrayRef<Value> bv, ValueRange acc,
+                                          Value aPacked,
+                                          const ABlock *packedA) {
   Value aCol = l.mul(kk, segment.a.colStride);
   SmallVector<Value> out;
   for (int64_t r = 0; r < blk.rows; ++r) {
-    Value a = l.load(segment.a.flat, l.add(aRowBase[r], aCol));
+    Value a = packedA ? l.load(aPacked, packedA->index(l, r, kk))
+                      : l.load(segment.a.flat, l.add(aRowBase[r], aCol));
     if (p.bf16Operands)
       a = l.roundToBf16(a);
     Value av = vector::BroadcastOp::create(b, loc, vecType, a);
@@ -445,9 +492,10 @@ SmallVector<Value> MatmulEmitter::fmaRows(const MatmulSegment &segment,
   return out;
 }
 
-SmallVector<Value> MatmulEmitter::accumulatePacked(
-    unsigned s, Value packed, Value panelBase, ArrayRef<Value> aRowBase,
-    Value aPairs, const PairLayout &pairs, SmallVector<Value> acc) {
+SmallVector<Value>
+MatmulEmitter::accumulatePacked(unsigned s, Value packed, Value panelBase,
+                                ArrayRef<Value> aRowBase, Value aPacked,
+                                const ABlock &packedA, SmallVector<Value> acc) {
   const MatmulSegment &segment = p.segments[s];
   Value nr = l.index(blk.cols());
   auto panelVectors = [&](Value panelRow) {
@@ -463,7 +511,8 @@ SmallVector<Value> MatmulEmitter::accumulatePacked(
     return l.forLoop(l.index(0), segment.k, acc,
                      [&](Value kk, ValueRange accIn) {
                        SmallVector<Value> bv = panelVectors(kk);
-                       return fmaRows(segment, aRowBase, kk, bv, accIn);
+                       return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
+                                      packsA(s) ? &packedA : nullptr);
                      });
   // bf16 pairs: each pair of A (emitPackA) is one broadcast.
   auto pairType = VectorType::get({2 * blk.vectorWidth}, b.getBF16Type());
@@ -476,7 +525,7 @@ SmallVector<Value> MatmulEmitter::accumulatePacked(
           bv.push_back(vector::BitCastOp::create(b, loc, pairType, v));
         SmallVector<Value> accOut;
         for (int64_t r = 0; r < blk.rows; ++r) {
-          Value bits = l.load(aPairs, pairs.index(l, r, i));
+          Value bits = l.load(aPacked, packedA.index(l, r, i));
           Value av = vector::BitCastOp::create(
               b, loc, pairType,
               vector::BroadcastOp::create(b, loc, wideType, bits));
@@ -488,16 +537,15 @@ SmallVector<Value> MatmulEmitter::accumulatePacked(
       });
 }
 
-MatmulEmitter::PairLayout MatmulEmitter::pairBlock(unsigned s, Value bt,
-                                                   Value rowBlock) {
-  Value perRow = pairsPerRow[s];
+MatmulEmitter::ABlock MatmulEmitter::aBlock(unsigned s, Value bt,
+                                            Value rowBlock) {
+  Value perRow = aPackedPerRow[s];
   Value block = l.add(l.mul(bt, rowBlocks), rowBlock);
   Value base =
-      l.add(pairsOffset[s], l.mul(block, l.mul(perRow, l.index(blk.rows))));
-  std::optional<int64_t> col = l.constantIndex(p.segments[s].a.colStride);
-  if (col && *col == 1)
-    return PairLayout{base, perRow, l.index(1)};
-  return PairLayout{base, l.index(1), l.index(blk.rows)};
+      l.add(aPackedOffset[s], l.mul(block, l.mul(perRow, l.index(blk.rows))));
+  if (rowMajorA(s))
+    return ABlock{base, perRow, l.index(1)};
+  return ABlock{base, l.index(1), l.index(blk.rows)};
 }
 
 SmallVector<Value> MatmulEmitter::aRowBases(const MatmulSegment &segment,
@@ -511,20 +559,58 @@ SmallVector<Value> MatmulEmitter::aRowBases(const MatmulSegment &segment,
   return aRowBase;
 }
 
-void MatmulEmitter::emitPackA(Value aPairs) {
+void MatmulEmitter::emitPackA(Value aPacked) {
   l.parallelFor(l.mul(p.batch, rowBlocks), [&](Value t) {
     Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
     Value bt = arith::DivUIOp::create(b, loc, t, rowBlocks);
     Value firstRow = l.mul(rowBlock, l.index(blk.rows));
-    for (auto [s, segment] : llvm::enumerate(p.segments))
-      packPairs(segment, aRowBases(segment, bt, firstRow), l.sub(p.m, firstRow),
-                aPairs, pairBlock(s, bt, rowBlock));
+    for (auto [s, segment] : llvm::enumerate(p.segments)) {
+      if (!packsA(s))
+        continue;
+      SmallVector<Value> rowBase = aRowBases(segment, bt, firstRow);
+      Value rows = l.sub(p.m, firstRow);
+      if (bf16Pairs())
+        packPairs(segment, rowBase, rows, aPacked, aBlock(s, bt, rowBlock));
+      else
+        packF32(segment, rowBase, rows, aPacked, aBlock(s, bt, rowBlock));
+    }
+  });
+}
+
+void MatmulEmitter::packF32(const MatmulSegment &segment,
+                            ArrayRef<Value> aRowBase, Value rowsInTile,
+                            Value aPacked, const ABlock &block) {
+  const MatrixRef &a = segment.a;
+  auto rowsType = VectorType::get({blk.rows}, b.getF32Type());
+  Value zeroRows = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(rowsType, b.getF32FloatAttr(0.0)));
+  // With rowStride 1 (X^T) a k's MR rows are contiguous: one load per k,
+  // the last block's rows past m masked off. Otherwise element by element.
+  Value mask = vector::CreateMaskOp::create(
+      b, loc, VectorType::get({blk.rows}, b.getI1Type()),
+      ValueRange{l.minIdx(rowsInTile, l.index(blk.rows))});
+  std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
+  l.forLoop(l.index(0), segment.k, [&](Value kk) {
+    Value aCol = l.mul(kk, a.colStride);
+    Value rows;
+    if (rowStride && *rowStride == 1) {
+      rows = vector::MaskedLoadOp::create(b, loc, rowsType, a.flat,
+                                          ValueRange{l.add(aRowBase[0], aCol)},
+                                          mask, zeroRows);
+    } else {
+      SmallVector<Value> elements;
+      for (int64_t r = 0; r < blk.rows; ++r)
+        elements.push_back(l.load(a.flat, l.add(aRowBase[r], aCol)));
+      rows = vector::FromElementsOp::create(b, loc, rowsType, elements);
+    }
+    vector::StoreOp::create(b, loc, rows, aPacked,
+                            ValueRange{block.index(l, 0, kk)});
   });
 }
 
 void MatmulEmitter::packPairs(const MatmulSegment &segment,
                               ArrayRef<Value> aRowBase, Value rowsInTile,
-                              Value aPairs, const PairLayout &layout) {
+                              Value aPacked, const ABlock &layout) {
   const MatrixRef &a = segment.a;
   Value kPairs = l.divUp(segment.k, 2);
   auto halfType = [&](int64_t n) {
@@ -558,7 +644,7 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
         vector::StoreOp::create(
             b, loc,
             vector::BitCastOp::create(b, loc, i32Type(perVector), rounded),
-            aPairs, ValueRange{layout.index(l, r, pair)});
+            aPacked, ValueRange{layout.index(l, r, pair)});
       });
     return;
   }
@@ -588,7 +674,7 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
                  arith::SelectOp::create(b, loc, hasSecond, rows, l.index(0))),
           zeroRows);
       vector::StoreOp::create(b, loc, interleaveBf16(x0, x1, i32Type(blk.rows)),
-                              aPairs, ValueRange{dst});
+                              aPacked, ValueRange{dst});
       return;
     }
     for (int64_t r = 0; r < blk.rows; ++r) {
@@ -606,21 +692,35 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
               b, loc, i32Type(1),
               arith::TruncFOp::create(b, loc, halfType(2), pair)),
           ArrayRef<int64_t>{0});
-      l.store(bits, aPairs, layout.index(l, r, i));
+      l.store(bits, aPacked, layout.index(l, r, i));
     }
   });
 }
 
 /// One MR x NR tile per parallel iteration.
-void MatmulEmitter::emitTiles(Value packed, Value aPairs) {
-  assert((!packed || !bf16Pairs() || aPairs) && "bf16 pairs need A's pairs");
+void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
+  assert((!packed || !packsAnyA() || aPacked) && "no packed A");
   Value nr = l.index(blk.cols());
 
-  l.parallelFor(l.mul(l.mul(p.batch, panels), rowBlocks), [&](Value t) {
-    Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
-    Value rest = arith::DivUIOp::create(b, loc, t, rowBlocks);
-    Value panel = arith::RemUIOp::create(b, loc, rest, panels);
-    Value bt = arith::DivUIOp::create(b, loc, rest, panels);
+  // Tiles in groups of `group` row blocks: a group's tiles run panel by
+  // panel, row block by row block, so consecutive tiles share a panel and
+  // the group's rows of A stay in L2 while every panel passes over them.
+  // Without groups every panel streamed all of A from L3 or memory: a
+  // weight gradient's A (X^T, tokens x d_ff) is megabytes.
+  Value group = tileGroup();
+  Value tilesPerBatch = l.mul(panels, rowBlocks);
+  l.parallelFor(l.mul(p.batch, tilesPerBatch), [&](Value t) {
+    Value bt = arith::DivUIOp::create(b, loc, t, tilesPerBatch);
+    Value inBatch = arith::RemUIOp::create(b, loc, t, tilesPerBatch);
+    Value tilesPerGroup = l.mul(group, panels);
+    Value groupIndex = arith::DivUIOp::create(b, loc, inBatch, tilesPerGroup);
+    Value inGroup = arith::RemUIOp::create(b, loc, inBatch, tilesPerGroup);
+    Value groupFirst = l.mul(groupIndex, group);
+    Value groupRows = l.minIdx(group, l.sub(rowBlocks, groupFirst));
+    Value panel = arith::DivUIOp::create(b, loc, inGroup, groupRows);
+    Value rowBlock =
+        l.add(groupFirst, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+    Value rest = l.add(l.mul(bt, panels), panel);
     Value firstRow = l.mul(rowBlock, l.index(blk.rows));
     Value panelBase = l.mul(l.mul(rest, kTotal), nr);
 
@@ -634,11 +734,11 @@ void MatmulEmitter::emitTiles(Value packed, Value aPairs) {
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
         SmallVector<Value> aRowBase = aRowBases(segment, bt, firstRow);
         if (packed) {
-          PairLayout pairs;
-          if (bf16Pairs())
-            pairs = pairBlock(s, bt, rowBlock);
-          acc = accumulatePacked(s, packed, panelBase, aRowBase, aPairs, pairs,
-                                 std::move(acc));
+          ABlock packedA;
+          if (packsA(s))
+            packedA = aBlock(s, bt, rowBlock);
+          acc = accumulatePacked(s, packed, panelBase, aRowBase, aPacked,
+                                 packedA, std::move(acc));
           continue;
         }
         acc = l.forLoop(
@@ -737,8 +837,8 @@ void cpu::planFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   l.allocate(l.b.getF32Type(),
              {p.batch, emitter.packedPanels(), emitter.totalK(),
               l.allocIndex(Blocking(l.vectorWidth).cols())});
-  if (emitter.bf16Pairs())
-    l.allocate(l.b.getI32Type(), {emitter.aPairCount()});
+  if (emitter.packsAnyA())
+    l.allocate(emitter.aPackedType(), {emitter.aPackedCount()});
 }
 
 void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
@@ -748,12 +848,12 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   MatmulEmitter emitter(l, p);
   emitter.plan();
   Value packed = l.takeScratch().flat;
-  Value aPairs = emitter.bf16Pairs() ? l.takeScratch().flat : Value();
+  Value aPacked = emitter.packsAnyA() ? l.takeScratch().flat : Value();
   auto emitPacked = [&] {
     emitter.emitPack(packed);
-    if (aPairs)
-      emitter.emitPackA(aPairs);
-    emitter.emitTiles(packed, aPairs);
+    if (aPacked)
+      emitter.emitPackA(aPacked);
+    emitter.emitTiles(packed, aPacked);
   };
   // A forward product of one row block (decoding: a row per sequence) reads
   // B in place: the matrix-vector path.

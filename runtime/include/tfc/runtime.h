@@ -107,11 +107,13 @@ int32_t tfc_runtime_check_finite(const tfc_runtime *rt);
  * NAME_forward, NAME_backward, NAME_prefill and NAME_decode times each call
  * as a whole, under its entry's name ("forward", "backward", "prefill",
  * "decode"), and each op it runs (the op's loops on every thread, from
- * their start to the last thread's end), under "ENTRY OP" with the op's
- * name as --emit=tfc prints it without "tfc." ("forward fused_linear",
- * "backward flash_attention_grad"; not the ops that only name buffers,
- * such as a parameter's view), and adds the seconds and the count to
- * the runtime's table. What an entry spends outside its ops (copies of the
+ * their start to the last thread's end), under "ENTRY OP PART": the op's
+ * name as --emit=tfc prints it without "tfc.", and the part of the model it
+ * computes, as its location names it, parts of a fused op joined by '+'
+ * ("forward linear_act blocks.ffn", "backward flash_attention_grad
+ * blocks.attn"; not the ops that only name buffers, such as a parameter's
+ * view; an op without a part is "ENTRY OP"), and adds the seconds and the count
+ * to the runtime's table. What an entry spends outside its ops (copies of the
  * depth loop's carries and saved values, the finite check) is its time
  * minus theirs. Off by default; tfc_runtime_create turns it on when the
  * environment variable TFC_PROFILE is a positive integer. Calls with
@@ -121,14 +123,14 @@ int32_t tfc_runtime_check_finite(const tfc_runtime *rt);
  * ones are dropped), each cut to TFC_PROFILE_NAME_MAX - 1 bytes.
  * set/reset: TFC_ERR_NULL_POINTER for rt == NULL. get: 0 for NULL. */
 #define TFC_PROFILE_MAX_ENTRIES 512
-#define TFC_PROFILE_NAME_MAX 64
+#define TFC_PROFILE_NAME_MAX 96
 int32_t tfc_runtime_set_profile(tfc_runtime *rt, int32_t on);
 int32_t tfc_runtime_profile(const tfc_runtime *rt);
 /* Empties the table (the profile stays on or off). */
 int32_t tfc_runtime_profile_reset(tfc_runtime *rt);
 
 typedef struct tfc_profile_entry {
-  char name[TFC_PROFILE_NAME_MAX]; /* "forward" or "forward fused_linear" */
+  char name[TFC_PROFILE_NAME_MAX]; /* "forward", "forward linear blocks.ffn" */
   int64_t calls;
   double seconds; /* in all calls */
 } tfc_profile_entry;
