@@ -39,9 +39,10 @@ ActivationKind toActivationKind(Activation act) {
 
 class ModelBuilder {
 public:
-  ModelBuilder(MLIRContext &context, const Spec &spec)
+  ModelBuilder(MLIRContext &context, const Spec &spec, bool decoding)
       : spec(spec), layout(computeLayout(spec)), b(&context),
-        file(FileLineColLoc::get(&context, spec.path, 1, 1)), loc(file) {}
+        file(FileLineColLoc::get(&context, spec.path, 1, 1)), loc(file),
+        decoding(decoding) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -131,6 +132,8 @@ private:
   OpBuilder b;
   Location file;
   Location loc;
+  /// Build the decoding functions too (where the model can decode).
+  bool decoding;
   Mode mode = Mode::Forward;
   Value params, layer, encoder;
   Value lengths;   // [batch] with attention.key_padding, and in prefill.
@@ -497,7 +500,7 @@ Value ModelBuilder::embed(Value tokens) {
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   buildFunction(*module, Mode::Forward);
-  if (hasDecoding(spec)) {
+  if (decoding && hasDecoding(spec)) {
     buildFunction(*module, Mode::Prefill);
     buildFunction(*module, Mode::Decode);
   }
@@ -772,8 +775,8 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
 } // namespace
 
 OwningOpRef<ModuleOp>(::tfc::buildModel)(MLIRContext &context,
-                                         const Spec &spec) {
+                                         const Spec &spec, bool decoding) {
   context.loadDialect<mlir::tfc::TfcDialect, func::FuncDialect,
                       arith::ArithDialect, scf::SCFDialect>();
-  return ModelBuilder(context, spec).build();
+  return ModelBuilder(context, spec, decoding).build();
 }

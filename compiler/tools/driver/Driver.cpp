@@ -114,6 +114,11 @@ cl::opt<bool> forwardOnly(
     cl::desc("Inference only: no NAME_backward, and forward saves nothing "
              "for it (a smaller workspace)"),
     cl::init(false), cl::cat(tfcCategory));
+cl::opt<bool> noDecoding(
+    "no-decoding",
+    cl::desc("Training only: no NAME_prefill, NAME_decode or KV cache "
+             "functions for a causal model (a third less compile time)"),
+    cl::init(false), cl::cat(tfcCategory));
 cl::opt<bool> noFusion("no-fusion",
                        cl::desc("Run no fusion pass (every op on its own)"),
                        cl::init(false), cl::cat(tfcCategory));
@@ -371,7 +376,7 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   tfc::registerCudaTarget(registry);
   mlir::MLIRContext context(registry);
   context.getOrLoadDialect<mlir::tfc::TfcDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec);
+  mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec, !noDecoding);
   if (!module)
     return 1;
   // The C functions the header declares, from the model's roles.

@@ -9,7 +9,8 @@ set -eu
 dir=$1 spec=$2 name=$3 cc=$4 include=$5 lib=$6
 here=$(cd "$(dirname "$0")" && pwd)
 upper=$(echo "$name" | tr 'a-z' 'A-Z')
-tfc "$spec" -o "$dir/$name.o"
+# A training build: forward and backward are what it runs.
+tfc "$spec" --no-decoding -o "$dir/$name.o"
 $cc -O2 -std=c11 -Wall -Werror -DTFC_HEADER="\"$name.h\"" -DTFC_NAME="$name" \
   -DTFC_UNAME="$upper" -I"$include" -I"$dir" "$here/determinism.c" \
   "$dir/$name.o" -L"$lib" -ltfc_runtime -lpthread -lm -o "$dir/det_$name"
