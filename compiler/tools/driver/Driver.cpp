@@ -376,7 +376,8 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   tfc::registerCudaTarget(registry);
   mlir::MLIRContext context(registry);
   context.getOrLoadDialect<mlir::tfc::TfcDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module = tfc::buildModel(context, *spec, !noDecoding);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      tfc::buildModel(context, *spec, !noDecoding);
   if (!module)
     return 1;
   // The C functions the header declares, from the model's roles.
