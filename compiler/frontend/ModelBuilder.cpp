@@ -774,8 +774,8 @@ void ModelBuilder::buildFunction(ModuleOp module, Mode functionMode) {
 
 } // namespace
 
-OwningOpRef<ModuleOp>(::tfc::buildModel)(MLIRContext &context,
-                                         const Spec &spec, bool decoding) {
+OwningOpRef<ModuleOp>(::tfc::buildModel)(MLIRContext &context, const Spec &spec,
+                                         bool decoding) {
   context.loadDialect<mlir::tfc::TfcDialect, func::FuncDialect,
                       arith::ArithDialect, scf::SCFDialect>();
   return ModelBuilder(context, spec, decoding).build();

@@ -155,6 +155,16 @@ private:
   /// `aPacked` (i32 each).
   void packPairs(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
                  Value rowsInTile, Value aPacked, const ABlock &block);
+  /// Column `kk` of the tile's rows of A as one vector of MR: a masked
+  /// load with rowStride 1 (X^T: the rows are contiguous), the rows off in
+  /// `rowMask(live)` zero; else element by element from `aRowBase`.
+  Value tileColumn(const MatrixRef &a, ArrayRef<Value> aRowBase, Value kk,
+                   Value mask);
+  /// The first `live` of a tile's MR rows (create_mask clamps past MR).
+  Value rowMask(Value live) {
+    return vector::CreateMaskOp::create(
+        b, loc, VectorType::get({blk.rows}, b.getI1Type()), ValueRange{live});
+  }
   /// The tile's rows of a transposed A, k by k, into `block` of `aPacked`
   /// (f32; rows past m as zeros).
   void packF32(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
@@ -580,32 +590,29 @@ void MatmulEmitter::emitPackA(Value aPacked) {
 void MatmulEmitter::packF32(const MatmulSegment &segment,
                             ArrayRef<Value> aRowBase, Value rowsInTile,
                             Value aPacked, const ABlock &block) {
-  const MatrixRef &a = segment.a;
-  auto rowsType = VectorType::get({blk.rows}, b.getF32Type());
-  Value zeroRows = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(rowsType, b.getF32FloatAttr(0.0)));
-  // With rowStride 1 (X^T) a k's MR rows are contiguous: one load per k,
-  // the last block's rows past m masked off. Otherwise element by element.
-  Value mask = vector::CreateMaskOp::create(
-      b, loc, VectorType::get({blk.rows}, b.getI1Type()),
-      ValueRange{l.minIdx(rowsInTile, l.index(blk.rows))});
-  std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
+  Value mask = rowMask(rowsInTile);
   l.forLoop(l.index(0), segment.k, [&](Value kk) {
-    Value aCol = l.mul(kk, a.colStride);
-    Value rows;
-    if (rowStride && *rowStride == 1) {
-      rows = vector::MaskedLoadOp::create(b, loc, rowsType, a.flat,
-                                          ValueRange{l.add(aRowBase[0], aCol)},
-                                          mask, zeroRows);
-    } else {
-      SmallVector<Value> elements;
-      for (int64_t r = 0; r < blk.rows; ++r)
-        elements.push_back(l.load(a.flat, l.add(aRowBase[r], aCol)));
-      rows = vector::FromElementsOp::create(b, loc, rowsType, elements);
-    }
-    vector::StoreOp::create(b, loc, rows, aPacked,
-                            ValueRange{block.index(l, 0, kk)});
+    vector::StoreOp::create(b, loc, tileColumn(segment.a, aRowBase, kk, mask),
+                            aPacked, ValueRange{block.index(l, 0, kk)});
   });
+}
+
+Value MatmulEmitter::tileColumn(const MatrixRef &a, ArrayRef<Value> aRowBase,
+                                Value kk, Value mask) {
+  auto rowsType = VectorType::get({blk.rows}, b.getF32Type());
+  Value aCol = l.mul(kk, a.colStride);
+  std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
+  if (rowStride && *rowStride == 1) {
+    Value zeroRows = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(rowsType, b.getF32FloatAttr(0.0)));
+    return vector::MaskedLoadOp::create(b, loc, rowsType, a.flat,
+                                        ValueRange{l.add(aRowBase[0], aCol)},
+                                        mask, zeroRows);
+  }
+  SmallVector<Value> elements;
+  for (int64_t r = 0; r < blk.rows; ++r)
+    elements.push_back(l.load(a.flat, l.add(aRowBase[r], aCol)));
+  return vector::FromElementsOp::create(b, loc, rowsType, elements);
 }
 
 void MatmulEmitter::packPairs(const MatmulSegment &segment,
@@ -659,20 +666,10 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k1, segment.k);
     Value dst = layout.index(l, 0, i);
     if (rowStride && *rowStride == 1) {
-      Value rows = rowsInTile;
-      Value zeroRows = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(f32Type(blk.rows), b.getF32FloatAttr(0.0)));
-      Value x0 = vector::MaskedLoadOp::create(
-          b, loc, f32Type(blk.rows), a.flat,
-          ValueRange{l.add(aRowBase.front(), l.mul(k0, a.colStride))},
-          maskOf(blk.rows, rows), zeroRows);
-      Value x1 = vector::MaskedLoadOp::create(
-          b, loc, f32Type(blk.rows), a.flat,
-          ValueRange{l.add(aRowBase.front(), l.mul(k1, a.colStride))},
-          maskOf(blk.rows,
-                 arith::SelectOp::create(b, loc, hasSecond, rows, l.index(0))),
-          zeroRows);
+      Value x0 = tileColumn(a, aRowBase, k0, rowMask(rowsInTile));
+      Value x1 = tileColumn(a, aRowBase, k1,
+                            rowMask(arith::SelectOp::create(
+                                b, loc, hasSecond, rowsInTile, l.index(0))));
       vector::StoreOp::create(b, loc, interleaveBf16(x0, x1, i32Type(blk.rows)),
                               aPacked, ValueRange{dst});
       return;
