@@ -3,16 +3,9 @@
 #ifndef TFC_CONVERSION_PASSES_H
 #define TFC_CONVERSION_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+// Declarations only: the dialects a pass depends on are included where it
+// is defined (its GEN_PASS_DEF), not by every user of this header (the
+// NVVM and LLVM dialects' headers alone are half a million lines).
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
