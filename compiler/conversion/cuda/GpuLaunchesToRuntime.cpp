@@ -52,7 +52,7 @@ FailureOr<std::string> assemble(StringRef ptxas, StringRef arch, StringRef ptx,
     error = "cannot create temporary files for ptxas";
     return failure();
   }
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(ptxPath);
     llvm::sys::fs::remove(cubinPath);
     llvm::sys::fs::remove(logPath);
