@@ -53,7 +53,8 @@ function(tfc_use_mlir_pch)
     # The owner of the precompiled header, compiled with the flags its
     # users have (the top directory's; g++ rejects a header precompiled
     # with another -fPIC/-fPIE setting).
-    file(WRITE ${PROJECT_BINARY_DIR}/tfc_mlir_pch.cpp "")
+    # CONFIGURE leaves an unchanged file alone: no rebuild per cmake run.
+    file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/tfc_mlir_pch.cpp CONTENT "")
     add_library(tfc_mlir_pch OBJECT ${PROJECT_BINARY_DIR}/tfc_mlir_pch.cpp)
     target_precompile_headers(tfc_mlir_pch PRIVATE ${TFC_PCH_HEADERS})
   endif()

@@ -720,7 +720,8 @@ GENERIC_CASE = (2, 17, 9, 2)
 def grad_shapes_for(spec, quick, generic=False):
     """(batch, seq, enc_seq, threads) of the gradient cases: (1, 1), seqs
     that are no multiple of 4, 8 or 16, enc_seq != seq. The accumulation
-    check runs on the second (on the only one with --generic)."""
+    check runs on the second case, or on the only one (--generic without a
+    window or padding case)."""
     full = [(1, 1, 1, 0), GENERIC_CASE, (3, 5, 23, 0)]
     cases = [GENERIC_CASE] if generic else full[:2] if quick else full
     if spec.cfg.sliding_window:  # long enough to skip whole tiles
