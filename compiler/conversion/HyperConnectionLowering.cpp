@@ -40,6 +40,9 @@ struct Arith {
   Value div(Value a, Value c) {
     return arith::DivFOp::create(l.b, l.loc, a, c);
   }
+  /// 1 / a: the per-token kernels divide many values by one sum, and a
+  /// division is several multiplications' time on the critical path.
+  Value recip(Value a) { return div(l.f32(1.0), a); }
   Value neg(Value a) { return arith::NegFOp::create(l.b, l.loc, a); }
   Value exp(Value a) { return math::ExpOp::create(l.b, l.loc, a); }
   Value tanh(Value a) { return math::TanhOp::create(l.b, l.loc, a); }
@@ -90,12 +93,11 @@ struct Arith {
       });
     });
   }
-  /// sqrt(mean(x[first + c]^2 over c < width) + eps).
+  /// sqrt(mean(x[first + c]^2 over c < width) + eps), the squares summed
+  /// as `dot` does: an in-order sum over n * d elements was a quarter of
+  /// mhc_maps' time.
   Value rms(Value x, Value first, int64_t width, double eps) {
-    Value squares = sum(width, [&](Value c) {
-      Value v = l.load(x, l.add(first, c));
-      return mul(v, v);
-    });
+    Value squares = dot(x, first, x, first, width);
     return sqrt(add(div(squares, l.f32(double(width))), l.f32(eps)));
   }
 };
@@ -367,15 +369,16 @@ struct MhcToken {
   Arith f;
   Value proj, alpha, bias;
   MapsLayout m;
-  Value projRow, r;
+  Value projRow, r, invR;
 
   MhcToken(Lowering &l, Value x, Value proj, Value alpha, Value bias, int64_t n,
            int64_t d, double eps, Value t)
       : l(l), f{l}, proj(proj), alpha(alpha), bias(bias), m{n} {
     projRow = l.mul(t, l.index(m.width()));
     r = f.rms(x, l.mul(t, l.index(n * d)), n * d, eps);
+    invR = f.recip(r);
   }
-  Value q(Value k) { return f.div(l.load(proj, l.add(projRow, k)), r); }
+  Value q(Value k) { return f.mul(l.load(proj, l.add(projRow, k)), invR); }
   /// The gating factor of entry k's part: 0 pre, 1 post, 2 res.
   Value gate(int64_t part) { return l.load(alpha, l.index(part)); }
   Value logit(int64_t part, Value k) {
@@ -405,8 +408,9 @@ void emitSinkhornStart(Lowering &l, MhcToken &tok, Value out, Value base) {
   });
 }
 
-/// Divides each column (or row) of the n x n matrix at `base` by its sum;
-/// stores the sums at `sums` (when given).
+/// Divides each column (or row) of the n x n matrix at `base` by its sum
+/// (a multiplication by its reciprocal); stores the sums at `sums` (when
+/// given).
 void normalise(Lowering &l, Arith &f, Value mat, Value base, int64_t n,
                bool columns, Value sums = Value(), Value sumsBase = Value()) {
   Value nIdx = l.index(n);
@@ -418,8 +422,9 @@ void normalise(Lowering &l, Arith &f, Value mat, Value base, int64_t n,
     Value total = f.sum(n, [&](Value k) { return l.load(mat, at(line, k)); });
     if (sums)
       l.store(total, sums, l.add(sumsBase, line));
+    Value inv = f.recip(total);
     l.forLoop(l.index(0), nIdx, [&](Value k) {
-      l.store(f.div(l.load(mat, at(line, k)), total), mat, at(line, k));
+      l.store(f.mul(l.load(mat, at(line, k)), inv), mat, at(line, k));
     });
   });
 }
@@ -552,26 +557,26 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
       Value rBase = l.add(tapeBase, tape.r(l, it));
       // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
       l.forLoop(l.index(0), nIdx, [&](Value i) {
-        Value ri = l.load(tapes, l.add(rBase, i));
+        Value inv = f.recip(l.load(tapes, l.add(rBase, i)));
         Value dot = f.sum(n, [&](Value j) {
           return f.mul(l.load(dbias, entry(work, i, j)),
-                       f.div(l.load(tapes, entry(mat, i, j)), ri));
+                       f.mul(l.load(tapes, entry(mat, i, j)), inv));
         });
         l.forLoop(l.index(0), nIdx, [&](Value j) {
           Value v = l.load(dbias, entry(work, i, j));
-          l.store(f.div(f.sub(v, dot), ri), dbias, entry(work, i, j));
+          l.store(f.mul(f.sub(v, dot), inv), dbias, entry(work, i, j));
         });
       });
       // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
       l.forLoop(l.index(0), nIdx, [&](Value j) {
-        Value cj = l.load(tapes, l.add(cBase, j));
+        Value inv = f.recip(l.load(tapes, l.add(cBase, j)));
         Value dot = f.sum(n, [&](Value i) {
           return f.mul(l.load(dbias, entry(work, i, j)),
                        l.load(tapes, entry(mat, i, j)));
         });
         l.forLoop(l.index(0), nIdx, [&](Value i) {
           Value v = l.load(dbias, entry(work, i, j));
-          l.store(f.div(f.sub(v, dot), cj), dbias, entry(work, i, j));
+          l.store(f.mul(f.sub(v, dot), inv), dbias, entry(work, i, j));
         });
       });
     });
@@ -613,9 +618,9 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
                       Value dz = l.load(dbias, l.add(row, k));
                       Value q = tok.q(k);
                       Value dq = f.mul(gate, dz);
-                      l.store(f.div(dq, tok.r), dproj, l.add(row, k));
+                      l.store(f.mul(dq, tok.invR), dproj, l.add(row, k));
                       return {f.add(acc[0], f.mul(dz, q)),
-                              f.sub(acc[1], f.div(f.mul(dq, q), tok.r))};
+                              f.sub(acc[1], f.mul(f.mul(dq, q), tok.invR))};
                     });
       l.store(sums[0], dalpha, l.add(alphaRow, l.index(part)));
       dr = sums[1];
