@@ -386,47 +386,70 @@ struct MhcToken {
   }
 };
 
-/// exp(H~_res) with each column's max subtracted, into `out` at `base`
-/// plus H_res's place in the maps (row-major): Sinkhorn's M_0 up to column
-/// scales, which its first column normalisation cancels.
-void emitSinkhornStart(Lowering &l, MhcToken &tok, Value out, Value base) {
+/// One token's n x n Sinkhorn matrix, row-major, held in SSA values (the
+/// iteration loops carry it): in memory, every step's loads waited on the
+/// previous step's stores, which may alias them. The code grows as n^2 per
+/// iteration, bounded by the spec's 16 streams.
+struct Square {
+  int64_t n;
+  SmallVector<Value> v;
+  Value &at(int64_t i, int64_t j) { return v[i * n + j]; }
+  /// The entry at `line`, `k` along it: (k, line) for columns.
+  Value &along(bool columns, int64_t line, int64_t k) {
+    return columns ? at(k, line) : at(line, k);
+  }
+};
+
+/// exp(H~_res) with each column's max subtracted: Sinkhorn's M_0 up to
+/// column scales, which its first column normalisation cancels.
+Square sinkhornStart(MhcToken &tok) {
   int64_t n = tok.m.n;
-  Value nIdx = l.index(n), res = l.index(tok.m.res());
-  auto entry = [&](Value i, Value j) {
-    return l.add(res, l.add(l.mul(i, nIdx), j));
-  };
-  l.forLoop(l.index(0), nIdx, [&](Value j) {
-    Value max = l.forLoop(
-        l.index(0), nIdx, {l.f32(-std::numeric_limits<double>::infinity())},
-        [&](Value i, ValueRange acc) -> SmallVector<Value> {
-          return {tok.f.max(acc[0], tok.logit(2, entry(i, j)))};
-        })[0];
-    l.forLoop(l.index(0), nIdx, [&](Value i) {
-      l.store(tok.f.exp(tok.f.sub(tok.logit(2, entry(i, j)), max)), out,
-              l.add(base, entry(i, j)));
-    });
-  });
+  Square m{n, {}};
+  for (int64_t k = 0; k < n * n; ++k)
+    m.v.push_back(tok.logit(2, tok.l.index(tok.m.res() + k)));
+  for (int64_t j = 0; j < n; ++j) {
+    Value max = m.at(0, j);
+    for (int64_t i = 1; i < n; ++i)
+      max = tok.f.max(max, m.at(i, j));
+    for (int64_t i = 0; i < n; ++i)
+      m.at(i, j) = tok.f.exp(tok.f.sub(m.at(i, j), max));
+  }
+  return m;
 }
 
-/// Divides each column (or row) of the n x n matrix at `base` by its sum
-/// (a multiplication by its reciprocal); stores the sums at `sums` (when
-/// given).
-void normalise(Lowering &l, Arith &f, Value mat, Value base, int64_t n,
-               bool columns, Value sums = Value(), Value sumsBase = Value()) {
-  Value nIdx = l.index(n);
-  auto at = [&](Value line, Value k) {
-    return columns ? l.add(base, l.add(l.mul(k, nIdx), line))
-                   : l.add(base, l.add(l.mul(line, nIdx), k));
-  };
-  l.forLoop(l.index(0), nIdx, [&](Value line) {
-    Value total = f.sum(n, [&](Value k) { return l.load(mat, at(line, k)); });
-    if (sums)
-      l.store(total, sums, l.add(sumsBase, line));
+/// Divides each column (or row) of `m` by its sum (a multiplication by its
+/// reciprocal); returns the sums.
+SmallVector<Value> normalise(Arith &f, Square &m, bool columns) {
+  SmallVector<Value> sums;
+  for (int64_t line = 0; line < m.n; ++line) {
+    Value total = m.along(columns, line, 0);
+    for (int64_t k = 1; k < m.n; ++k)
+      total = f.add(total, m.along(columns, line, k));
     Value inv = f.recip(total);
-    l.forLoop(l.index(0), nIdx, [&](Value k) {
-      l.store(f.mul(l.load(mat, at(line, k)), inv), mat, at(line, k));
-    });
-  });
+    for (int64_t k = 0; k < m.n; ++k)
+      m.along(columns, line, k) = f.mul(m.along(columns, line, k), inv);
+    sums.push_back(total);
+  }
+  return sums;
+}
+
+/// `iters` Sinkhorn-Knopp iterations from `m` (Eq. 9: columns, then rows),
+/// `each` seeing iteration `it`'s column-normalised matrix and both sums.
+Square sinkhorn(Lowering &l, Arith &f, Square m, int64_t iters,
+                function_ref<void(Value it, const Square &columnsNormalised,
+                                  ArrayRef<Value> c, ArrayRef<Value> r)>
+                    each = nullptr) {
+  m.v = l.forLoop(l.index(0), l.index(iters), m.v,
+                  [&](Value it, ValueRange acc) -> SmallVector<Value> {
+                    Square s{m.n, SmallVector<Value>(acc)};
+                    SmallVector<Value> c = normalise(f, s, /*columns=*/true);
+                    Square columnsNormalised = s;
+                    SmallVector<Value> r = normalise(f, s, /*columns=*/false);
+                    if (each)
+                      each(it, columnsNormalised, c, r);
+                    return s.v;
+                  });
+  return m;
 }
 
 struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
@@ -454,13 +477,10 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
         l.store(f.mul(l.f32(2.0), f.sigmoid(tok.logit(1, k))), out,
                 l.add(row, k));
       });
-      // Eq. 9: Sinkhorn-Knopp, in place: columns, then rows, t_max times.
-      Value res = l.add(row, l.index(tok.m.res()));
-      emitSinkhornStart(l, tok, out, row);
-      l.forLoop(l.index(0), l.index(iters), [&](Value) {
-        normalise(l, f, out, res, n, /*columns=*/true);
-        normalise(l, f, out, res, n, /*columns=*/false);
-      });
+      // Eq. 9: Sinkhorn-Knopp, t_max times.
+      Square hRes = sinkhorn(l, f, sinkhornStart(tok), iters);
+      for (int64_t k = 0; k < n * n; ++k)
+        l.store(hRes.v[k], out, l.add(row, l.index(tok.m.res() + k)));
     });
     return success();
   }
@@ -523,74 +543,71 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
     Arith &f = tok.f;
     Value row = tok.projRow;
     Value tapeBase = l.mul(t, l.index(iters * tape.perIteration()));
-    // The working n x n matrix: dbias's H_res part, which ends as d H~_res.
+    // H_res's place in a token's maps (and in g and dbias).
     Value work = l.add(row, l.index(tok.m.res()));
-    auto entry = [&](Value base, Value i, Value j) {
-      return l.add(base, l.add(l.mul(i, nIdx), j));
-    };
 
     // Forward again, keeping each iteration's C, c and r.
-    emitSinkhornStart(l, tok, dbias, row);
-    l.forLoop(l.index(0), l.index(iters), [&](Value it) {
-      Value mat = l.add(tapeBase, tape.mat(l, it));
-      normalise(l, f, dbias, work, n, /*columns=*/true, tapes,
-                l.add(tapeBase, tape.c(l, it)));
-      l.forLoop(l.index(0), nIdx, [&](Value i) {
-        l.forLoop(l.index(0), nIdx, [&](Value j) {
-          l.store(l.load(dbias, entry(work, i, j)), tapes, entry(mat, i, j));
-        });
-      });
-      normalise(l, f, dbias, work, n, /*columns=*/false, tapes,
-                l.add(tapeBase, tape.r(l, it)));
-    });
+    auto tapeAt = [&](Value base, int64_t k) {
+      return l.add(base, l.index(k));
+    };
+    sinkhorn(l, f, sinkhornStart(tok), iters,
+             [&](Value it, const Square &columnsNormalised, ArrayRef<Value> c,
+                 ArrayRef<Value> r) {
+               Value mat = l.add(tapeBase, tape.mat(l, it));
+               Value cBase = l.add(tapeBase, tape.c(l, it));
+               Value rBase = l.add(tapeBase, tape.r(l, it));
+               for (int64_t k = 0; k < n * n; ++k)
+                 l.store(columnsNormalised.v[k], tapes, tapeAt(mat, k));
+               for (int64_t k = 0; k < n; ++k) {
+                 l.store(c[k], tapes, tapeAt(cBase, k));
+                 l.store(r[k], tapes, tapeAt(rBase, k));
+               }
+             });
 
-    // Backward through the iterations, last first: G = d H_res.
-    l.forLoop(l.index(0), nIdx, [&](Value i) {
-      l.forLoop(l.index(0), nIdx, [&](Value j) {
-        l.store(l.load(g, entry(work, i, j)), dbias, entry(work, i, j));
-      });
-    });
-    l.forLoop(l.index(0), l.index(iters), [&](Value back) {
-      Value it = l.sub(l.index(iters - 1), back);
-      Value mat = l.add(tapeBase, tape.mat(l, it));
-      Value cBase = l.add(tapeBase, tape.c(l, it));
-      Value rBase = l.add(tapeBase, tape.r(l, it));
-      // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
-      l.forLoop(l.index(0), nIdx, [&](Value i) {
-        Value inv = f.recip(l.load(tapes, l.add(rBase, i)));
-        Value dot = f.sum(n, [&](Value j) {
-          return f.mul(l.load(dbias, entry(work, i, j)),
-                       f.mul(l.load(tapes, entry(mat, i, j)), inv));
+    // Backward through the iterations, last first, from G = d H_res.
+    Square grad{n, {}};
+    for (int64_t k = 0; k < n * n; ++k)
+      grad.v.push_back(l.load(g, tapeAt(work, k)));
+    grad.v = l.forLoop(
+        l.index(0), l.index(iters), grad.v,
+        [&](Value back, ValueRange acc) -> SmallVector<Value> {
+          Square dm{n, SmallVector<Value>(acc)};
+          Value it = l.sub(l.index(iters - 1), back);
+          Value mat = l.add(tapeBase, tape.mat(l, it));
+          Value cBase = l.add(tapeBase, tape.c(l, it));
+          Value rBase = l.add(tapeBase, tape.r(l, it));
+          auto columnsNormalised = [&](int64_t i, int64_t j) {
+            return l.load(tapes, tapeAt(mat, i * n + j));
+          };
+          // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
+          for (int64_t i = 0; i < n; ++i) {
+            Value inv = f.recip(l.load(tapes, tapeAt(rBase, i)));
+            Value dot = l.f32(0.0);
+            for (int64_t j = 0; j < n; ++j)
+              dot = f.add(
+                  dot, f.mul(dm.at(i, j), f.mul(columnsNormalised(i, j), inv)));
+            for (int64_t j = 0; j < n; ++j)
+              dm.at(i, j) = f.mul(f.sub(dm.at(i, j), dot), inv);
+          }
+          // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
+          for (int64_t j = 0; j < n; ++j) {
+            Value inv = f.recip(l.load(tapes, tapeAt(cBase, j)));
+            Value dot = l.f32(0.0);
+            for (int64_t i = 0; i < n; ++i)
+              dot = f.add(dot, f.mul(dm.at(i, j), columnsNormalised(i, j)));
+            for (int64_t i = 0; i < n; ++i)
+              dm.at(i, j) = f.mul(f.sub(dm.at(i, j), dot), inv);
+          }
+          return dm.v;
         });
-        l.forLoop(l.index(0), nIdx, [&](Value j) {
-          Value v = l.load(dbias, entry(work, i, j));
-          l.store(f.mul(f.sub(v, dot), inv), dbias, entry(work, i, j));
-        });
-      });
-      // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
-      l.forLoop(l.index(0), nIdx, [&](Value j) {
-        Value inv = f.recip(l.load(tapes, l.add(cBase, j)));
-        Value dot = f.sum(n, [&](Value i) {
-          return f.mul(l.load(dbias, entry(work, i, j)),
-                       l.load(tapes, entry(mat, i, j)));
-        });
-        l.forLoop(l.index(0), nIdx, [&](Value i) {
-          Value v = l.load(dbias, entry(work, i, j));
-          l.store(f.mul(f.sub(v, dot), inv), dbias, entry(work, i, j));
-        });
-      });
-    });
     // exp: d H~_res = dM_0 * M_0, M_0 = C_0 c_0 (column-max shifted).
-    Value first = tapeBase;
     Value c0 = l.add(tapeBase, tape.c(l, l.index(0)));
-    l.forLoop(l.index(0), nIdx, [&](Value i) {
-      l.forLoop(l.index(0), nIdx, [&](Value j) {
-        Value m0 = f.mul(l.load(tapes, entry(first, i, j)),
-                         l.load(tapes, l.add(c0, j)));
-        Value at = entry(work, i, j);
-        l.store(f.mul(l.load(dbias, at), m0), dbias, at);
-      });
-    });
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        Value m0 = f.mul(l.load(tapes, tapeAt(tapeBase, i * n + j)),
+                         l.load(tapes, tapeAt(c0, j)));
+        l.store(f.mul(grad.at(i, j), m0), dbias, tapeAt(work, i * n + j));
+      }
     // H_pre = sigmoid(z): dz = g s (1 - s); H_post = 2 sigmoid(z): dz = g
     // p (1 - p / 2).
     l.forLoop(l.index(0), nIdx, [&](Value i) {
