@@ -1,10 +1,11 @@
 //===- HyperConnectionLowering.cpp - Residual streams, mixed --------------===//
 //
 // TfcHyperConnectionOps.td's ops on flat buffers: one parallel iteration
-// per token, whose loops run over its n streams of d, its n^2 + 2n maps and
-// (mHC) its Sinkhorn iterations. The maps' projections are tfc.linear ops
-// lowered as every other matmul; what is left per token is O(n^2 d) for
-// the streams and O(sinkhorn_iters n^2) for the maps.
+// per token, whose loops run over its n streams of d and its n^2 + 2n maps;
+// mHC's Sinkhorn iterations run for a vector's width of tokens at once
+// (TokenLanes). The maps' projections are tfc.linear ops lowered as every
+// other matmul; what is left per token is O(n^2 d) for the streams and
+// O(sinkhorn_iters n^2) for the maps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "kernels/Math.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -386,10 +388,74 @@ struct MhcToken {
   }
 };
 
-/// One token's n x n Sinkhorn matrix, row-major, held in SSA values (the
-/// iteration loops carry it): in memory, every step's loads waited on the
-/// previous step's stores, which may alias them. The code grows as n^2 per
-/// iteration, bounded by the spec's 16 streams.
+/// Tokens in vector lanes: the Sinkhorn iterations of `lanes` tokens run
+/// as one, lane j holding token first + j. One token's iterations are a
+/// chain of dependent sums, reciprocals and products that leaves the
+/// arithmetic units idle; the lanes fill them. Lanes past the last token
+/// compute the last token again and store the same values again.
+struct TokenLanes {
+  Lowering &l;
+  int64_t lanes;
+  Value first, last;
+  VectorType type;
+
+  TokenLanes(Lowering &l, int64_t lanes, Value group, Value tokens)
+      : l(l), lanes(lanes), first(l.mul(group, l.index(lanes))),
+        last(l.sub(tokens, l.index(1))),
+        type(VectorType::get({lanes}, l.b.getF32Type())) {}
+  static Value groups(Lowering &l, int64_t lanes, Value tokens) {
+    return l.divUp(tokens, lanes);
+  }
+  Value token(Value lane) { return l.minIdx(l.add(first, lane), last); }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        l.b, l.loc, DenseElementsAttr::get(type, l.b.getF32FloatAttr(v)));
+  }
+  /// `count` vectors, lane j of vector k the k-th scalar `each` gives for
+  /// lane j's token.
+  SmallVector<Value>
+  gather(int64_t count, function_ref<SmallVector<Value>(Value token)> each) {
+    SmallVector<Value> init(count, splat(0.0));
+    return l.forLoop(
+        l.index(0), l.index(lanes), init,
+        [&](Value lane, ValueRange acc) -> SmallVector<Value> {
+          SmallVector<Value> scalars = each(token(lane));
+          SmallVector<Value> next;
+          for (int64_t k = 0; k < count; ++k)
+            next.push_back(vector::InsertOp::create(
+                l.b, l.loc, scalars[k], acc[k], OpFoldResult(lane)));
+          return next;
+        });
+  }
+  /// `each` with lane j's token and lane j of every vector.
+  void scatter(ArrayRef<Value> vectors,
+               function_ref<void(Value token, ArrayRef<Value>)> each) {
+    l.forLoop(l.index(0), l.index(lanes), [&](Value lane) {
+      SmallVector<Value> scalars;
+      for (Value v : vectors)
+        scalars.push_back(
+            vector::ExtractOp::create(l.b, l.loc, v, OpFoldResult(lane)));
+      each(token(lane), scalars);
+    });
+  }
+  /// For every lane's token in turn (the per-token work around the
+  /// iterations).
+  void forEachToken(function_ref<void(Value token)> body) {
+    l.forLoop(l.index(0), l.index(lanes),
+              [&](Value lane) { body(token(lane)); });
+  }
+  Value load(Value flat, Value index) {
+    return vector::LoadOp::create(l.b, l.loc, type, flat, ValueRange{index});
+  }
+  void store(Value v, Value flat, Value index) {
+    vector::StoreOp::create(l.b, l.loc, v, flat, ValueRange{index});
+  }
+};
+
+/// The lanes' n x n Sinkhorn matrices, row-major, one vector per entry,
+/// held in SSA values (the iteration loops carry them): in memory, every
+/// step's loads waited on the previous step's stores, which may alias them.
+/// The code grows as n^2 per iteration, bounded by the spec's 16 streams.
 struct Square {
   int64_t n;
   SmallVector<Value> v;
@@ -400,32 +466,42 @@ struct Square {
   }
 };
 
+/// The logits of H~_res for every lane's token.
+Square resLogits(TokenLanes &lanes, Lowering &l, Value x, Value proj,
+                 Value alpha, Value bias, int64_t n, int64_t d, double eps) {
+  MapsLayout m{n};
+  return Square{n, lanes.gather(n * n, [&](Value t) {
+                  MhcToken tok(l, x, proj, alpha, bias, n, d, eps, t);
+                  SmallVector<Value> logits;
+                  for (int64_t k = 0; k < n * n; ++k)
+                    logits.push_back(tok.logit(2, l.index(m.res() + k)));
+                  return logits;
+                })};
+}
+
 /// exp(H~_res) with each column's max subtracted: Sinkhorn's M_0 up to
 /// column scales, which its first column normalisation cancels.
-Square sinkhornStart(MhcToken &tok) {
-  int64_t n = tok.m.n;
-  Square m{n, {}};
-  for (int64_t k = 0; k < n * n; ++k)
-    m.v.push_back(tok.logit(2, tok.l.index(tok.m.res() + k)));
-  for (int64_t j = 0; j < n; ++j) {
+Square sinkhornStart(Arith &f, Square m) {
+  for (int64_t j = 0; j < m.n; ++j) {
     Value max = m.at(0, j);
-    for (int64_t i = 1; i < n; ++i)
-      max = tok.f.max(max, m.at(i, j));
-    for (int64_t i = 0; i < n; ++i)
-      m.at(i, j) = tok.f.exp(tok.f.sub(m.at(i, j), max));
+    for (int64_t i = 1; i < m.n; ++i)
+      max = f.max(max, m.at(i, j));
+    for (int64_t i = 0; i < m.n; ++i)
+      m.at(i, j) = f.exp(f.sub(m.at(i, j), max));
   }
   return m;
 }
 
 /// Divides each column (or row) of `m` by its sum (a multiplication by its
 /// reciprocal); returns the sums.
-SmallVector<Value> normalise(Arith &f, Square &m, bool columns) {
+SmallVector<Value> normalise(Arith &f, TokenLanes &lanes, Square &m,
+                             bool columns) {
   SmallVector<Value> sums;
   for (int64_t line = 0; line < m.n; ++line) {
     Value total = m.along(columns, line, 0);
     for (int64_t k = 1; k < m.n; ++k)
       total = f.add(total, m.along(columns, line, k));
-    Value inv = f.recip(total);
+    Value inv = f.div(lanes.splat(1.0), total);
     for (int64_t k = 0; k < m.n; ++k)
       m.along(columns, line, k) = f.mul(m.along(columns, line, k), inv);
     sums.push_back(total);
@@ -435,22 +511,28 @@ SmallVector<Value> normalise(Arith &f, Square &m, bool columns) {
 
 /// `iters` Sinkhorn-Knopp iterations from `m` (Eq. 9: columns, then rows),
 /// `each` seeing iteration `it`'s column-normalised matrix and both sums.
-Square sinkhorn(Lowering &l, Arith &f, Square m, int64_t iters,
+Square sinkhorn(Lowering &l, Arith &f, TokenLanes &lanes, Square m,
+                int64_t iters,
                 function_ref<void(Value it, const Square &columnsNormalised,
                                   ArrayRef<Value> c, ArrayRef<Value> r)>
                     each = nullptr) {
   m.v = l.forLoop(l.index(0), l.index(iters), m.v,
                   [&](Value it, ValueRange acc) -> SmallVector<Value> {
                     Square s{m.n, SmallVector<Value>(acc)};
-                    SmallVector<Value> c = normalise(f, s, /*columns=*/true);
+                    SmallVector<Value> c =
+                        normalise(f, lanes, s, /*columns=*/true);
                     Square columnsNormalised = s;
-                    SmallVector<Value> r = normalise(f, s, /*columns=*/false);
+                    SmallVector<Value> r =
+                        normalise(f, lanes, s, /*columns=*/false);
                     if (each)
                       each(it, columnsNormalised, c, r);
                     return s.v;
                   });
   return m;
 }
+
+/// Tokens per group of lanes: the target's vector width.
+int64_t sinkhornLanes(Lowering &l) { return l.vectorWidth; }
 
 struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
   LogicalResult plan(MhcMapsOp op, Lowering &l) const {
@@ -466,40 +548,57 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
     int64_t n = op.getStreams(), d = streamsWidth(op.getInput()) / n;
     double eps = op.getEpsilon().convertToDouble();
     int64_t iters = op.getSinkhornIters();
-    l.parallelFor(rowCount(l, in), [&](Value t) {
-      MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
-      Arith &f = tok.f;
-      Value row = tok.projRow;
-      // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid.
-      l.forLoop(l.index(0), l.index(n), [&](Value i) {
-        l.store(f.sigmoid(tok.logit(0, i)), out, l.add(row, i));
-        Value k = l.add(l.index(n), i);
-        l.store(f.mul(l.f32(2.0), f.sigmoid(tok.logit(1, k))), out,
-                l.add(row, k));
-      });
+    int64_t lanes = sinkhornLanes(l);
+    Value tokens = rowCount(l, in);
+    MapsLayout m{n};
+    l.parallelFor(TokenLanes::groups(l, lanes, tokens), [&](Value group) {
+      TokenLanes tl(l, lanes, group, tokens);
+      Arith f{l};
       // Eq. 9: Sinkhorn-Knopp, t_max times.
-      Square hRes = sinkhorn(l, f, sinkhornStart(tok), iters);
-      for (int64_t k = 0; k < n * n; ++k)
-        l.store(hRes.v[k], out, l.add(row, l.index(tok.m.res() + k)));
+      Square hRes =
+          sinkhorn(l, f, tl,
+                   sinkhornStart(f, resLogits(tl, l, in.flat, proj, alpha, bias,
+                                              n, d, eps)),
+                   iters);
+      tl.scatter(hRes.v, [&](Value t, ArrayRef<Value> entries) {
+        Value row = l.mul(t, l.index(m.width()));
+        for (int64_t k = 0; k < n * n; ++k)
+          l.store(entries[k], out, l.add(row, l.index(m.res() + k)));
+      });
+      // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid.
+      tl.forEachToken([&](Value t) {
+        MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
+        Value row = tok.projRow;
+        l.forLoop(l.index(0), l.index(n), [&](Value i) {
+          l.store(f.sigmoid(tok.logit(0, i)), out, l.add(row, i));
+          Value k = l.add(l.index(n), i);
+          l.store(f.mul(l.f32(2.0), f.sigmoid(tok.logit(1, k))), out,
+                  l.add(row, k));
+        });
+      });
     });
     return success();
   }
 };
 
-/// The Sinkhorn iterates one token's backward keeps: per iteration the
-/// column-normalised matrix C (n^2), its column sums c (n) and C's row sums
-/// r (n).
+/// The Sinkhorn iterates one group of lanes' backward keeps, a vector per
+/// entry: per iteration the column-normalised matrix C (n^2), its column
+/// sums c (n) and C's row sums r (n).
 struct SinkhornTape {
-  int64_t n;
+  int64_t n, iters, lanes;
   int64_t perIteration() const { return n * n + 2 * n; }
-  Value c(Lowering &l, Value iteration) const {
-    return l.add(l.mul(iteration, l.index(perIteration())), l.index(n * n));
+  /// The floats of one group's tape.
+  int64_t perGroup() const { return iters * perIteration() * lanes; }
+  Value mat(Lowering &l, Value base, Value iteration, int64_t k) const {
+    return l.add(base, l.mul(l.add(l.mul(iteration, l.index(perIteration())),
+                                   l.index(k)),
+                             l.index(lanes)));
   }
-  Value r(Lowering &l, Value iteration) const {
-    return l.add(c(l, iteration), l.index(n));
+  Value c(Lowering &l, Value base, Value iteration, int64_t j) const {
+    return mat(l, base, iteration, n * n + j);
   }
-  Value mat(Lowering &l, Value iteration) const {
-    return l.mul(iteration, l.index(perIteration()));
+  Value r(Lowering &l, Value base, Value iteration, int64_t i) const {
+    return mat(l, base, iteration, n * n + n + i);
   }
 };
 
@@ -511,11 +610,15 @@ struct MhcMapsGradLowering : TfcOpLowering<MhcMapsGradLowering, MhcMapsGradOp> {
     l.allocateResult(op.getAlphaGrad(),
                      {proj.dims[0], proj.dims[1], l.allocIndex(3)});
     l.allocateLike(op.getBiasGrad(), op.getProj());
-    // The Sinkhorn tape, per token.
-    SinkhornTape tape{static_cast<int64_t>(op.getStreams())};
-    l.allocate(l.b.getF32Type(),
-               {proj.dims[0], proj.dims[1],
-                l.allocIndex(op.getSinkhornIters() * tape.perIteration())});
+    // The Sinkhorn tape, per group of lanes.
+    int64_t lanes = sinkhornLanes(l);
+    SinkhornTape tape{static_cast<int64_t>(op.getStreams()),
+                      static_cast<int64_t>(op.getSinkhornIters()), lanes};
+    Value groups;
+    l.atAllocationPoint([&] {
+      groups = TokenLanes::groups(l, lanes, l.mul(proj.dims[0], proj.dims[1]));
+    });
+    l.allocate(l.b.getF32Type(), {groups, l.allocIndex(tape.perGroup())});
     return success();
   }
   LogicalResult emit(MhcMapsGradOp op, Lowering &l) const;
@@ -535,54 +638,55 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
   int64_t n = op.getStreams(), d = streamsWidth(op.getInput()) / n;
   int64_t iters = op.getSinkhornIters();
   double eps = op.getEpsilon().convertToDouble();
-  SinkhornTape tape{n};
+  int64_t lanes = sinkhornLanes(l);
+  SinkhornTape tape{n, iters, lanes};
+  MapsLayout m{n};
   Value nIdx = l.index(n);
+  Value tokens = rowCount(l, in);
 
-  l.parallelFor(rowCount(l, in), [&](Value t) {
-    MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
-    Arith &f = tok.f;
-    Value row = tok.projRow;
-    Value tapeBase = l.mul(t, l.index(iters * tape.perIteration()));
-    // H_res's place in a token's maps (and in g and dbias).
-    Value work = l.add(row, l.index(tok.m.res()));
+  l.parallelFor(TokenLanes::groups(l, lanes, tokens), [&](Value group) {
+    TokenLanes tl(l, lanes, group, tokens);
+    Arith f{l};
+    Value base = l.mul(group, l.index(tape.perGroup()));
 
     // Forward again, keeping each iteration's C, c and r.
-    auto tapeAt = [&](Value base, int64_t k) {
-      return l.add(base, l.index(k));
-    };
-    sinkhorn(l, f, sinkhornStart(tok), iters,
+    sinkhorn(l, f, tl,
+             sinkhornStart(
+                 f, resLogits(tl, l, in.flat, proj, alpha, bias, n, d, eps)),
+             iters,
              [&](Value it, const Square &columnsNormalised, ArrayRef<Value> c,
                  ArrayRef<Value> r) {
-               Value mat = l.add(tapeBase, tape.mat(l, it));
-               Value cBase = l.add(tapeBase, tape.c(l, it));
-               Value rBase = l.add(tapeBase, tape.r(l, it));
                for (int64_t k = 0; k < n * n; ++k)
-                 l.store(columnsNormalised.v[k], tapes, tapeAt(mat, k));
+                 tl.store(columnsNormalised.v[k], tapes,
+                          tape.mat(l, base, it, k));
                for (int64_t k = 0; k < n; ++k) {
-                 l.store(c[k], tapes, tapeAt(cBase, k));
-                 l.store(r[k], tapes, tapeAt(rBase, k));
+                 tl.store(c[k], tapes, tape.c(l, base, it, k));
+                 tl.store(r[k], tapes, tape.r(l, base, it, k));
                }
              });
 
     // Backward through the iterations, last first, from G = d H_res.
-    Square grad{n, {}};
-    for (int64_t k = 0; k < n * n; ++k)
-      grad.v.push_back(l.load(g, tapeAt(work, k)));
+    Square grad{n, tl.gather(n * n, [&](Value t) {
+                  Value row = l.mul(t, l.index(m.width()));
+                  SmallVector<Value> entries;
+                  for (int64_t k = 0; k < n * n; ++k)
+                    entries.push_back(
+                        l.load(g, l.add(row, l.index(m.res() + k))));
+                  return entries;
+                })};
     grad.v = l.forLoop(
         l.index(0), l.index(iters), grad.v,
         [&](Value back, ValueRange acc) -> SmallVector<Value> {
           Square dm{n, SmallVector<Value>(acc)};
           Value it = l.sub(l.index(iters - 1), back);
-          Value mat = l.add(tapeBase, tape.mat(l, it));
-          Value cBase = l.add(tapeBase, tape.c(l, it));
-          Value rBase = l.add(tapeBase, tape.r(l, it));
           auto columnsNormalised = [&](int64_t i, int64_t j) {
-            return l.load(tapes, tapeAt(mat, i * n + j));
+            return tl.load(tapes, tape.mat(l, base, it, i * n + j));
           };
           // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
           for (int64_t i = 0; i < n; ++i) {
-            Value inv = f.recip(l.load(tapes, tapeAt(rBase, i)));
-            Value dot = l.f32(0.0);
+            Value inv =
+                f.div(tl.splat(1.0), tl.load(tapes, tape.r(l, base, it, i)));
+            Value dot = tl.splat(0.0);
             for (int64_t j = 0; j < n; ++j)
               dot = f.add(
                   dot, f.mul(dm.at(i, j), f.mul(columnsNormalised(i, j), inv)));
@@ -591,8 +695,9 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
           }
           // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
           for (int64_t j = 0; j < n; ++j) {
-            Value inv = f.recip(l.load(tapes, tapeAt(cBase, j)));
-            Value dot = l.f32(0.0);
+            Value inv =
+                f.div(tl.splat(1.0), tl.load(tapes, tape.c(l, base, it, j)));
+            Value dot = tl.splat(0.0);
             for (int64_t i = 0; i < n; ++i)
               dot = f.add(dot, f.mul(dm.at(i, j), columnsNormalised(i, j)));
             for (int64_t i = 0; i < n; ++i)
@@ -601,52 +706,64 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
           return dm.v;
         });
     // exp: d H~_res = dM_0 * M_0, M_0 = C_0 c_0 (column-max shifted).
-    Value c0 = l.add(tapeBase, tape.c(l, l.index(0)));
+    Value first = l.index(0);
+    SmallVector<Value> dLogits;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        Value m0 = f.mul(l.load(tapes, tapeAt(tapeBase, i * n + j)),
-                         l.load(tapes, tapeAt(c0, j)));
-        l.store(f.mul(grad.at(i, j), m0), dbias, tapeAt(work, i * n + j));
+        Value m0 = f.mul(tl.load(tapes, tape.mat(l, base, first, i * n + j)),
+                         tl.load(tapes, tape.c(l, base, first, j)));
+        dLogits.push_back(f.mul(grad.at(i, j), m0));
       }
-    // H_pre = sigmoid(z): dz = g s (1 - s); H_post = 2 sigmoid(z): dz = g
-    // p (1 - p / 2).
-    l.forLoop(l.index(0), nIdx, [&](Value i) {
-      Value s = f.sigmoid(tok.logit(0, i));
-      Value at = l.add(row, i);
-      l.store(f.mul(l.load(g, at), f.mul(s, f.sub(l.f32(1.0), s))), dbias, at);
-      Value k = l.add(nIdx, i);
-      Value p = f.sigmoid(tok.logit(1, k));
-      Value atPost = l.add(row, k);
-      l.store(f.mul(l.load(g, atPost),
-                    f.mul(l.f32(2.0), f.mul(p, f.sub(l.f32(1.0), p)))),
-              dbias, atPost);
+    tl.scatter(dLogits, [&](Value t, ArrayRef<Value> entries) {
+      Value row = l.mul(t, l.index(m.width()));
+      for (int64_t k = 0; k < n * n; ++k)
+        l.store(entries[k], dbias, l.add(row, l.index(m.res() + k)));
     });
-    // Through q = proj / r: d alpha_g = sum dz q, dq = alpha_g dz,
-    // d proj = dq / r, dr = -sum dq q / r.
-    Value alphaRow = l.mul(t, l.index(3));
-    Value dr = l.f32(0.0);
-    for (int64_t part = 0; part < 3; ++part) {
-      int64_t lo = part == 0 ? 0 : part == 1 ? n : 2 * n;
-      int64_t hi = part == 0 ? n : part == 1 ? 2 * n : n * n + 2 * n;
-      Value gate = tok.gate(part);
-      SmallVector<Value> sums =
-          l.forLoop(l.index(lo), l.index(hi), {l.f32(0.0), dr},
-                    [&](Value k, ValueRange acc) -> SmallVector<Value> {
-                      Value dz = l.load(dbias, l.add(row, k));
-                      Value q = tok.q(k);
-                      Value dq = f.mul(gate, dz);
-                      l.store(f.mul(dq, tok.invR), dproj, l.add(row, k));
-                      return {f.add(acc[0], f.mul(dz, q)),
-                              f.sub(acc[1], f.mul(f.mul(dq, q), tok.invR))};
-                    });
-      l.store(sums[0], dalpha, l.add(alphaRow, l.index(part)));
-      dr = sums[1];
-    }
-    // r = sqrt(mean(x^2) + eps): dx = dr x / (n d r).
-    Value scale = f.div(dr, f.mul(l.f32(double(n * d)), tok.r));
-    Value x = l.mul(t, l.index(n * d));
-    l.forLoop(l.index(0), l.index(n * d), [&](Value c) {
-      l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx, l.add(x, c));
+
+    tl.forEachToken([&](Value t) {
+      MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
+      Value row = tok.projRow;
+      // H_pre = sigmoid(z): dz = g s (1 - s); H_post = 2 sigmoid(z): dz = g
+      // p (1 - p / 2).
+      l.forLoop(l.index(0), nIdx, [&](Value i) {
+        Value s = f.sigmoid(tok.logit(0, i));
+        Value at = l.add(row, i);
+        l.store(f.mul(l.load(g, at), f.mul(s, f.sub(l.f32(1.0), s))), dbias,
+                at);
+        Value k = l.add(nIdx, i);
+        Value p = f.sigmoid(tok.logit(1, k));
+        Value atPost = l.add(row, k);
+        l.store(f.mul(l.load(g, atPost),
+                      f.mul(l.f32(2.0), f.mul(p, f.sub(l.f32(1.0), p)))),
+                dbias, atPost);
+      });
+      // Through q = proj / r: d alpha_g = sum dz q, dq = alpha_g dz,
+      // d proj = dq / r, dr = -sum dq q / r.
+      Value alphaRow = l.mul(t, l.index(3));
+      Value dr = l.f32(0.0);
+      for (int64_t part = 0; part < 3; ++part) {
+        int64_t lo = part == 0 ? 0 : part == 1 ? n : 2 * n;
+        int64_t hi = part == 0 ? n : part == 1 ? 2 * n : n * n + 2 * n;
+        Value gate = tok.gate(part);
+        SmallVector<Value> sums =
+            l.forLoop(l.index(lo), l.index(hi), {l.f32(0.0), dr},
+                      [&](Value k, ValueRange acc) -> SmallVector<Value> {
+                        Value dz = l.load(dbias, l.add(row, k));
+                        Value q = tok.q(k);
+                        Value dq = f.mul(gate, dz);
+                        l.store(f.mul(dq, tok.invR), dproj, l.add(row, k));
+                        return {f.add(acc[0], f.mul(dz, q)),
+                                f.sub(acc[1], f.mul(f.mul(dq, q), tok.invR))};
+                      });
+        l.store(sums[0], dalpha, l.add(alphaRow, l.index(part)));
+        dr = sums[1];
+      }
+      // r = sqrt(mean(x^2) + eps): dx = dr x / (n d r).
+      Value scale = f.div(dr, f.mul(l.f32(double(n * d)), tok.r));
+      Value x = l.mul(t, l.index(n * d));
+      l.forLoop(l.index(0), l.index(n * d), [&](Value c) {
+        l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx, l.add(x, c));
+      });
     });
   });
   return success();
