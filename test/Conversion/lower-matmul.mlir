@@ -227,16 +227,19 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 
 // dW = x^T dy contracts over the rows (the k loop runs to batch * seq); the
 // bias gradient is a column sum: one parallel iteration per chunk of 32
-// columns, rows outside, columns inside, in row order. A = x^T is packed
-// once per matmul, beside the panels: per k, a tile's MR rows of A (MR
-// contiguous elements of a row of x; the last block masked) into a k-major
-// block, from which the tiles broadcast.
+// columns, rows outside, columns inside, in row order. A = x^T of dW [8, 40]
+// (three panels of 16) is packed once per matmul, beside the panels: per k,
+// a tile's MR rows of A (MR contiguous elements of a row of x; the last
+// block masked) into a k-major block, from which the tiles broadcast. The
+// transposed dW [40, 8] has one panel: its tiles read A = dy^T in place
+// (packing would read it once more than they do).
 // CHECK-LABEL: func.func @weight_grad_forward(
 // CHECK:         %[[PANELS:.*]] = memref.view
 // CHECK:         %[[APACKED:.*]] = memref.view
-// The few-rows path reads x in place.
+// CHECK:         %[[PANELS2:.*]] = memref.view
+// The few-rows path reads dy in place (40 columns: masked).
 // CHECK:         scf.parallel
-// CHECK:           vector.load
+// CHECK:           vector.maskedload
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
 // CHECK:         scf.parallel
 // CHECK:           vector.store %{{.*}}, %[[PANELS]]
@@ -253,14 +256,22 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:             memref.load %[[APACKED]]
 // CHECK-COUNT-12:    vector.fma
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
-// The transposed weight gradient [16, 8]: n = 8, masked.
+// The transposed weight gradient [40, 8]: n = 8 (masked), one panel: no
+// packed A, the tiles broadcast A = dy^T from dy itself.
 // CHECK:         scf.parallel
 // CHECK:           vector.maskedload
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
 // CHECK:         scf.parallel
-// CHECK:           vector.fma
+// CHECK:           vector.store %{{.*}}, %[[PANELS2]]
+// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK-NOT:     vector<6xf32>
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>
+// CHECK:             vector.load %[[PANELS2]]
+// CHECK:             memref.load
+// CHECK-COUNT-2:     vector.fma
 // CHECK:           vector.maskedstore
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK-NOT:     %[[APACKED]]
 // CHECK:         scf.parallel
 // CHECK:           scf.for
 // CHECK:             memref.store
@@ -273,15 +284,15 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         } {tfc.kernel = "reduce_rows"}
 func.func @weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
                        %x: tensor<?x?x8xf32> {tfc.role = "x"},
-                       %dy: tensor<?x?x16xf32> {tfc.role = "x"})
-    -> (tensor<8x16xf32> {tfc.role = "y"}, tensor<16x8xf32> {tfc.role = "y"},
-        tensor<16xf32> {tfc.role = "y"})
+                       %dy: tensor<?x?x40xf32> {tfc.role = "x"})
+    -> (tensor<8x40xf32> {tfc.role = "y"}, tensor<40x8xf32> {tfc.role = "y"},
+        tensor<40xf32> {tfc.role = "y"})
     attributes {tfc.model = "weight_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
                 tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
-  %dw = tfc.linear_weight_grad %x, %dy : (tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> tensor<8x16xf32>
-  %dwt = tfc.linear_weight_grad %x, %dy {transpose_weight} : (tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> tensor<16x8xf32>
-  %db = tfc.reduce_rows %dy : tensor<?x?x16xf32> -> tensor<16xf32>
-  return %dw, %dwt, %db : tensor<8x16xf32>, tensor<16x8xf32>, tensor<16xf32>
+  %dw = tfc.linear_weight_grad %x, %dy : (tensor<?x?x8xf32>, tensor<?x?x40xf32>) -> tensor<8x40xf32>
+  %dwt = tfc.linear_weight_grad %x, %dy {transpose_weight} : (tensor<?x?x8xf32>, tensor<?x?x40xf32>) -> tensor<40x8xf32>
+  %db = tfc.reduce_rows %dy : tensor<?x?x40xf32> -> tensor<40xf32>
+  return %dw, %dwt, %db : tensor<8x40xf32>, tensor<40x8xf32>, tensor<40xf32>
 }
 
 // -----

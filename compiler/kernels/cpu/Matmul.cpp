@@ -96,8 +96,13 @@ public:
   /// bf16 pairs (bf16Pairs), or, in f32, when it is not row-major (the
   /// weight gradients' X^T: a tile's k-th elements of A are a row of X,
   /// so its k run strides over a whole row of X per k, a new page every k
-  /// for d_ff wide rows, and uses half of each cache line it loads).
-  bool packsA(unsigned s) const { return bf16Pairs() || !rowMajorA(s); }
+  /// for d_ff wide rows, and uses half of each cache line it loads) and
+  /// more than one panel reads it. With one panel (a narrow dW: mHC's maps,
+  /// a router) the tiles read all of A once, and packing it would read it
+  /// once more and write it.
+  bool packsA(unsigned s) const {
+    return bf16Pairs() || (!rowMajorA(s) && !onePanel);
+  }
   bool packsAnyA() const {
     for (unsigned s = 0; s < p.segments.size(); ++s)
       if (packsA(s))
@@ -220,15 +225,27 @@ private:
   Value rowBlocks, aPackedTotal;
   SmallVector<Value> aPackedPerRow, aPackedOffset;
   bool fullColumns = true;
+  /// All of B's columns fit one panel (statically).
+  bool onePanel = false;
 };
 
 void MatmulEmitter::plan() {
   // Paired parts share each panel: VL columns of each.
   int64_t colsPerPanel = paired() ? blk.vectorWidth : blk.cols();
+  int64_t staticPanels = 0;
+  bool staticN = true;
   for (const MatmulPart &part : p.parts) {
     std::optional<int64_t> n = l.constantIndex(part.n);
     fullColumns &= n && *n % colsPerPanel == 0;
+    staticN &= bool(n);
+    if (n)
+      staticPanels += (*n + colsPerPanel - 1) / colsPerPanel;
   }
+  // Paired parts share their panels: part 0's count is theirs.
+  if (paired() && staticN)
+    staticPanels =
+        (*l.constantIndex(p.parts[0].n) + colsPerPanel - 1) / colsPerPanel;
+  onePanel = staticN && staticPanels == 1;
   SmallVector<Value> sizes;
   for (const MatmulPart &part : p.parts)
     sizes.push_back(part.n);
