@@ -479,6 +479,18 @@ Square resLogits(TokenLanes &lanes, Lowering &l, Value x, Value proj,
                 })};
 }
 
+/// Lane j of each of the n^2 `entries` into H_res's place in the maps row
+/// of lane j's token in `maps`.
+void scatterRes(TokenLanes &lanes, Lowering &l, int64_t n,
+                ArrayRef<Value> entries, Value maps) {
+  MapsLayout m{n};
+  lanes.scatter(entries, [&](Value t, ArrayRef<Value> lane) {
+    Value row = l.mul(t, l.index(m.width()));
+    for (int64_t k = 0; k < n * n; ++k)
+      l.store(lane[k], maps, l.add(row, l.index(m.res() + k)));
+  });
+}
+
 /// exp(H~_res) with each column's max subtracted: Sinkhorn's M_0 up to
 /// column scales, which its first column normalisation cancels.
 Square sinkhornStart(Arith &f, Square m) {
@@ -550,7 +562,6 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
     int64_t iters = op.getSinkhornIters();
     int64_t lanes = sinkhornLanes(l);
     Value tokens = rowCount(l, in);
-    MapsLayout m{n};
     l.parallelFor(TokenLanes::groups(l, lanes, tokens), [&](Value group) {
       TokenLanes tl(l, lanes, group, tokens);
       Arith f{l};
@@ -560,11 +571,7 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
                    sinkhornStart(f, resLogits(tl, l, in.flat, proj, alpha, bias,
                                               n, d, eps)),
                    iters);
-      tl.scatter(hRes.v, [&](Value t, ArrayRef<Value> entries) {
-        Value row = l.mul(t, l.index(m.width()));
-        for (int64_t k = 0; k < n * n; ++k)
-          l.store(entries[k], out, l.add(row, l.index(m.res() + k)));
-      });
+      scatterRes(tl, l, n, hRes.v, out);
       // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid.
       tl.forEachToken([&](Value t) {
         MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
@@ -714,11 +721,7 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
                          tl.load(tapes, tape.c(l, base, first, j)));
         dLogits.push_back(f.mul(grad.at(i, j), m0));
       }
-    tl.scatter(dLogits, [&](Value t, ArrayRef<Value> entries) {
-      Value row = l.mul(t, l.index(m.width()));
-      for (int64_t k = 0; k < n * n; ++k)
-        l.store(entries[k], dbias, l.add(row, l.index(m.res() + k)));
-    });
+    scatterRes(tl, l, n, dLogits, dbias);
 
     tl.forEachToken([&](Value t) {
       MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
