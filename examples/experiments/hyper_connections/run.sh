@@ -7,7 +7,7 @@
 #   examples/experiments/hyper_connections/run.sh       short: 1 seed, 300
 #       steps at batch 32, no warm-up (about 10 minutes on 2 cores)
 #   examples/experiments/hyper_connections/run.sh full  3 seeds, 1,200
-#       steps at batch 64, warm-up 0 and 400 (about 5 hours on 2 cores: mHC
+#       steps at batch 64, warm-up 0 and 400 (about 6 hours on 2 cores: mHC
 #       runs the model at about 60% of the single stream's tokens/s), a
 #       checkpoint every 100 steps
 #   examples/experiments/hyper_connections/run.sh full --resume
