@@ -44,7 +44,16 @@ struct Arith {
   }
   /// 1 / a: the per-token kernels divide many values by one sum, and a
   /// division is several multiplications' time on the critical path.
-  Value recip(Value a) { return div(l.f32(1.0), a); }
+  /// A vector `a` (TokenLanes) gets a splat of 1.
+  Value recip(Value a) {
+    auto vec = dyn_cast<VectorType>(a.getType());
+    Value one = vec ? arith::ConstantOp::create(
+                          l.b, l.loc,
+                          DenseElementsAttr::get(vec, l.b.getF32FloatAttr(1.0)))
+                          .getResult()
+                    : l.f32(1.0);
+    return div(one, a);
+  }
   Value neg(Value a) { return arith::NegFOp::create(l.b, l.loc, a); }
   Value exp(Value a) { return math::ExpOp::create(l.b, l.loc, a); }
   Value tanh(Value a) { return math::TanhOp::create(l.b, l.loc, a); }
@@ -466,12 +475,16 @@ struct Square {
   }
 };
 
-/// The logits of H~_res for every lane's token.
+/// The logits of H~_res for every lane's token; `alsoPerToken` sees each
+/// token's coefficients too (its r is a sum over n d: computed once).
 Square resLogits(TokenLanes &lanes, Lowering &l, Value x, Value proj,
-                 Value alpha, Value bias, int64_t n, int64_t d, double eps) {
+                 Value alpha, Value bias, int64_t n, int64_t d, double eps,
+                 function_ref<void(MhcToken &)> alsoPerToken = nullptr) {
   MapsLayout m{n};
   return Square{n, lanes.gather(n * n, [&](Value t) {
                   MhcToken tok(l, x, proj, alpha, bias, n, d, eps, t);
+                  if (alsoPerToken)
+                    alsoPerToken(tok);
                   SmallVector<Value> logits;
                   for (int64_t k = 0; k < n * n; ++k)
                     logits.push_back(tok.logit(2, l.index(m.res() + k)));
@@ -506,14 +519,13 @@ Square sinkhornStart(Arith &f, Square m) {
 
 /// Divides each column (or row) of `m` by its sum (a multiplication by its
 /// reciprocal); returns the sums.
-SmallVector<Value> normalise(Arith &f, TokenLanes &lanes, Square &m,
-                             bool columns) {
+SmallVector<Value> normalise(Arith &f, Square &m, bool columns) {
   SmallVector<Value> sums;
   for (int64_t line = 0; line < m.n; ++line) {
     Value total = m.along(columns, line, 0);
     for (int64_t k = 1; k < m.n; ++k)
       total = f.add(total, m.along(columns, line, k));
-    Value inv = f.div(lanes.splat(1.0), total);
+    Value inv = f.recip(total);
     for (int64_t k = 0; k < m.n; ++k)
       m.along(columns, line, k) = f.mul(m.along(columns, line, k), inv);
     sums.push_back(total);
@@ -531,11 +543,9 @@ Square sinkhorn(Lowering &l, Arith &f, TokenLanes &lanes, Square m,
   m.v = l.forLoop(l.index(0), l.index(iters), m.v,
                   [&](Value it, ValueRange acc) -> SmallVector<Value> {
                     Square s{m.n, SmallVector<Value>(acc)};
-                    SmallVector<Value> c =
-                        normalise(f, lanes, s, /*columns=*/true);
+                    SmallVector<Value> c = normalise(f, s, /*columns=*/true);
                     Square columnsNormalised = s;
-                    SmallVector<Value> r =
-                        normalise(f, lanes, s, /*columns=*/false);
+                    SmallVector<Value> r = normalise(f, s, /*columns=*/false);
                     if (each)
                       each(it, columnsNormalised, c, r);
                     return s.v;
@@ -565,16 +575,8 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
     l.parallelFor(TokenLanes::groups(l, lanes, tokens), [&](Value group) {
       TokenLanes tl(l, lanes, group, tokens);
       Arith f{l};
-      // Eq. 9: Sinkhorn-Knopp, t_max times.
-      Square hRes =
-          sinkhorn(l, f, tl,
-                   sinkhornStart(f, resLogits(tl, l, in.flat, proj, alpha, bias,
-                                              n, d, eps)),
-                   iters);
-      scatterRes(tl, l, n, hRes.v, out);
-      // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid.
-      tl.forEachToken([&](Value t) {
-        MhcToken tok(l, in.flat, proj, alpha, bias, n, d, eps, t);
+      // Eq. 8: H_pre = sigmoid, H_post = 2 sigmoid, token by token.
+      auto gates = [&](MhcToken &tok) {
         Value row = tok.projRow;
         l.forLoop(l.index(0), l.index(n), [&](Value i) {
           l.store(f.sigmoid(tok.logit(0, i)), out, l.add(row, i));
@@ -582,7 +584,12 @@ struct MhcMapsLowering : TfcOpLowering<MhcMapsLowering, MhcMapsOp> {
           l.store(f.mul(l.f32(2.0), f.sigmoid(tok.logit(1, k))), out,
                   l.add(row, k));
         });
-      });
+      };
+      // Eq. 9: Sinkhorn-Knopp, t_max times, on the lanes.
+      Square logits =
+          resLogits(tl, l, in.flat, proj, alpha, bias, n, d, eps, gates);
+      Square hRes = sinkhorn(l, f, tl, sinkhornStart(f, logits), iters);
+      scatterRes(tl, l, n, hRes.v, out);
     });
     return success();
   }
@@ -691,8 +698,7 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
           };
           // Rows: R = C / r, dC = (dR - sum_l dR R) / r.
           for (int64_t i = 0; i < n; ++i) {
-            Value inv =
-                f.div(tl.splat(1.0), tl.load(tapes, tape.r(l, base, it, i)));
+            Value inv = f.recip(tl.load(tapes, tape.r(l, base, it, i)));
             Value dot = tl.splat(0.0);
             for (int64_t j = 0; j < n; ++j)
               dot = f.add(
@@ -702,8 +708,7 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
           }
           // Columns: C = M / c, dM = (dC - sum_k dC C) / c.
           for (int64_t j = 0; j < n; ++j) {
-            Value inv =
-                f.div(tl.splat(1.0), tl.load(tapes, tape.c(l, base, it, j)));
+            Value inv = f.recip(tl.load(tapes, tape.c(l, base, it, j)));
             Value dot = tl.splat(0.0);
             for (int64_t i = 0; i < n; ++i)
               dot = f.add(dot, f.mul(dm.at(i, j), columnsNormalised(i, j)));
