@@ -16,11 +16,31 @@
 #include "tfc/Dialect/TfcDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::tfc;
+
+/// Copies the `n` (static) floats at src[from] to dst[to]: whole vectors,
+/// then the rest element by element. LLVM leaves an element-by-element copy
+/// of a head's dh floats scalar: both sides are views of one workspace, so
+/// it cannot prove that they do not overlap.
+static void copyFloats(Lowering &l, Value src, Value from, Value dst, Value to,
+                       int64_t n) {
+  auto vecType = VectorType::get({l.vectorWidth}, l.b.getF32Type());
+  int64_t whole = n / l.vectorWidth * l.vectorWidth;
+  for (int64_t i = 0; i < whole; i += l.vectorWidth) {
+    Value v = vector::LoadOp::create(l.b, l.loc, vecType, src,
+                                     ValueRange{l.add(from, l.index(i))});
+    vector::StoreOp::create(l.b, l.loc, v, dst,
+                            ValueRange{l.add(to, l.index(i))});
+  }
+  for (int64_t i = whole; i < n; ++i)
+    l.store(l.load(src, l.add(from, l.index(i))), dst,
+            l.add(to, l.index(i)));
+}
 
 /// Copies between [b, s, h*dh] and [b, h, s, dh]; `toHeads` picks the way.
 static void emitHeadTranspose(Lowering &l, const Buffer &merged,
@@ -29,6 +49,7 @@ static void emitHeadTranspose(Lowering &l, const Buffer &merged,
   Value heads = split.dims[1];
   Value headDim = split.dims[3];
   Value width = merged.dims[2];
+  std::optional<int64_t> staticHeadDim = l.constantIndex(headDim);
   l.parallelFor(l.mul(merged.dims[0], seq), [&](Value row) {
     Value batch = arith::DivUIOp::create(l.b, l.loc, row, seq);
     Value s = arith::RemUIOp::create(l.b, l.loc, row, seq);
@@ -36,6 +57,15 @@ static void emitHeadTranspose(Lowering &l, const Buffer &merged,
       Value mergedBase = l.add(l.mul(row, width), l.mul(h, headDim));
       Value splitRow = l.add(l.mul(l.add(l.mul(batch, heads), h), seq), s);
       Value splitBase = l.mul(splitRow, headDim);
+      if (staticHeadDim) {
+        if (toHeads)
+          copyFloats(l, merged.flat, mergedBase, split.flat, splitBase,
+                     *staticHeadDim);
+        else
+          copyFloats(l, split.flat, splitBase, merged.flat, mergedBase,
+                     *staticHeadDim);
+        return;
+      }
       l.forLoop(l.index(0), headDim, [&](Value d) {
         Value mi = l.add(mergedBase, d), si = l.add(splitBase, d);
         if (toHeads)

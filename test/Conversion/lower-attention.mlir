@@ -8,21 +8,22 @@
 // score tiles in registers, vector reductions (max: nnan nsz; add: reassoc)
 // and an online softmax whose causal tail tiles are masked.
 
-// Head transposes: a row loop, heads and head columns inside, through a
-// workspace copy [b, h, s, dh].
+// Head transposes: a row loop, heads inside, through a workspace copy
+// [b, h, s, dh]; a head's dh = 4 columns (less than a vector) element by
+// element.
 // CHECK-LABEL: func.func @heads_forward(
 // CHECK:         %[[SPLIT:.*]] = memref.view
 // CHECK:         scf.parallel
 // CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               memref.load
-// CHECK-NEXT:          memref.store %{{.*}}, %[[SPLIT]][
+// CHECK-NOT:         scf.for
+// CHECK:             memref.load
+// CHECK-NEXT:        memref.store %{{.*}}, %[[SPLIT]][
 // CHECK:         } {tfc.kernel = "split_heads"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               memref.load %[[SPLIT]][
-// CHECK-NEXT:          memref.store
+// CHECK-NOT:         scf.for
+// CHECK:             memref.load %[[SPLIT]][
+// CHECK-NEXT:        memref.store
 // CHECK:         } {tfc.kernel = "merge_heads"}
 func.func @heads(%params: tensor<?xf32> {tfc.role = "params"},
                  %x: tensor<?x?x8xf32> {tfc.role = "x"})
@@ -32,6 +33,33 @@ func.func @heads(%params: tensor<?xf32> {tfc.role = "params"},
   %h = tfc.split_heads %x : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %y = tfc.merge_heads %h : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A head of 20 columns at vector width 8: two vector copies and the last 4
+// columns element by element, each way.
+// CHECK-LABEL: func.func @wide_heads_forward(
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK-COUNT-2:     vector.store
+// CHECK-COUNT-4:     memref.store
+// CHECK-NOT:         memref.store
+// CHECK:         } {tfc.kernel = "split_heads"}
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK-COUNT-2:     vector.store
+// CHECK-COUNT-4:     memref.store
+// CHECK-NOT:         memref.store
+// CHECK:         } {tfc.kernel = "merge_heads"}
+func.func @wide_heads(%params: tensor<?xf32> {tfc.role = "params"},
+                      %x: tensor<?x?x40xf32> {tfc.role = "x"})
+    -> (tensor<?x?x40xf32> {tfc.role = "y"})
+    attributes {tfc.model = "wide_heads", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %h = tfc.split_heads %x : tensor<?x?x40xf32> -> tensor<?x2x?x20xf32>
+  %y = tfc.merge_heads %h : tensor<?x2x?x20xf32> -> tensor<?x?x40xf32>
+  return %y : tensor<?x?x40xf32>
 }
 
 // -----
@@ -160,19 +188,22 @@ func.func @attention_grads(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// Pack K transposed, then per (batch * head, block of queries) tiles of 6
-// queries: an unmasked sweep over the key tiles below the diagonal and a
-// masked one (lanes past the row's last key are -inf), each with a 6 x 16
-// score tile (12 FMAs per k), row max and exp-sum by vector reductions, the
-// running (m, l) in two vectors; out = O / l and lse = m + log l per row.
+// Pack K transposed (8 x 8 blocks transposed in registers: 3 stages of 8
+// two-source shuffles, stored as vectors), then per (batch * head, block of
+// queries) tiles of 6 queries: an unmasked sweep over the key tiles below
+// the diagonal and a masked one (lanes past the row's last key are -inf),
+// each with a 6 x 16 score tile (12 FMAs per k), row max and exp-sum by
+// vector reductions, the running (m, l) in two vectors; out = O / l and
+// lse = m + log l per row.
 // CHECK-LABEL: func.func @flash_attention_forward(
 // CHECK:         %[[PK:.*]] = memref.view
 // CHECK:         %[[SCRATCH:.*]] = memref.view
 // CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
-// CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               memref.store %{{.*}}, %[[PK]][
+// CHECK-NOT:       memref.store
+// CHECK-COUNT-24:  vector.shuffle
+// CHECK-NOT:       memref.store
+// CHECK:           vector.store %{{.*}}, %[[PK]][
 // CHECK:         } {tfc.kernel = "flash_attention"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for
@@ -229,10 +260,12 @@ func.func @flash_attention(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         %[[SCRATCH:.*]] = memref.view
 // CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
-// CHECK:           memref.store %{{.*}}, %[[PQ]][
+// CHECK-COUNT-24:  vector.shuffle
+// CHECK:           vector.store %{{.*}}, %[[PQ]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
-// CHECK:           memref.store %{{.*}}, %[[PDO]][
+// CHECK-COUNT-24:  vector.shuffle
+// CHECK:           vector.store %{{.*}}, %[[PDO]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
@@ -248,7 +281,8 @@ func.func @flash_attention(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           vector.maskedstore %[[DELTA]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
-// CHECK:           memref.store %{{.*}}, %[[PQ]][
+// CHECK-COUNT-24:  vector.shuffle
+// CHECK:           vector.store %{{.*}}, %[[PQ]][
 // CHECK:         } {tfc.kernel = "flash_attention_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for

@@ -173,27 +173,65 @@ void TileEmitter::ifThen(Value cond, function_ref<void()> body) {
 // Tiles
 //===----------------------------------------------------------------------===//
 
+SmallVector<Value> TileEmitter::transposeSquare(ArrayRef<Value> rows) {
+  assert(int64_t(rows.size()) == t.vl && "vl rows of vl lanes");
+  // log2(vl) stages; the stage of stride s swaps the off-diagonal s x s
+  // blocks of every 2s x 2s block: rows i and i + s (i & s == 0) exchange
+  // the lanes whose bit s differs. Each new row is one two-source shuffle.
+  SmallVector<Value> cur(rows);
+  for (int64_t s = t.vl / 2; s >= 1; s /= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t lane = 0; lane < t.vl; ++lane) {
+      bool first = (lane & s) == 0;
+      low.push_back(first ? lane : t.vl + lane - s);
+      high.push_back(first ? lane + s : t.vl + lane);
+    }
+    SmallVector<Value> next(cur);
+    for (int64_t i = 0; i < t.vl; ++i) {
+      if (i & s)
+        continue;
+      next[i] = vector::ShuffleOp::create(l.b, l.loc, cur[i], cur[i + s], low);
+      next[i + s] =
+          vector::ShuffleOp::create(l.b, l.loc, cur[i], cur[i + s], high);
+    }
+    cur = std::move(next);
+  }
+  return cur;
+}
+
 void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
                                  Value panels) {
+  // Per block of vl rows and vl head columns: vl row vectors in, transposed
+  // in registers, vl column vectors of the panel out (element by element,
+  // the stores of one row went to dh different cache lines).
   Value cols = l.index(t.cols), dh = l.index(t.headDim);
   Value lastRow = l.sub(len, l.index(1));
-  Value zero = l.f32(0.0);
   l.parallelFor(l.mul(groups, panels), [&](Value task) {
     Value group = arith::DivUIOp::create(l.b, l.loc, task, panels);
     Value panel = arith::RemUIOp::create(l.b, l.loc, task, panels);
     Value dstBase = l.mul(task, l.mul(dh, cols));
-    l.forLoop(l.index(0), cols, [&](Value j) {
-      Value row = l.add(l.mul(panel, cols), j);
-      Value inRange = cmpI(arith::CmpIPredicate::slt, row, len);
-      // Rows past the end read the last row, then store 0.
-      Value srcBase =
-          l.mul(l.add(l.mul(group, len), l.minIdx(row, lastRow)), dh);
-      l.forLoop(l.index(0), dh, [&](Value d) {
-        Value x = l.load(src, l.add(srcBase, d));
-        l.store(select(inRange, x, zero), dst,
-                l.add(dstBase, l.add(l.mul(d, cols), j)));
-      });
-    });
+    for (int64_t block = 0; block < t.cols / t.vl; ++block) {
+      // Rows past the end read the last row, then are zero.
+      SmallVector<Value> inRange, srcBase;
+      for (int64_t r = 0; r < t.vl; ++r) {
+        Value row = l.add(l.mul(panel, cols), l.index(block * t.vl + r));
+        inRange.push_back(cmpI(arith::CmpIPredicate::slt, row, len));
+        srcBase.push_back(
+            l.mul(l.add(l.mul(group, len), l.minIdx(row, lastRow)), dh));
+      }
+      for (int64_t vec = 0; vec < t.headVecs; ++vec) {
+        SmallVector<Value> rows;
+        for (int64_t r = 0; r < t.vl; ++r)
+          rows.push_back(select(inRange[r], loadHeadVector(src, srcBase[r], vec),
+                                splatF32(0.0)));
+        SmallVector<Value> columns = transposeSquare(rows);
+        int64_t live = std::min(t.vl, t.headDim - vec * t.vl);
+        for (int64_t c = 0; c < live; ++c)
+          store(columns[c], dst,
+                l.add(dstBase, l.index((vec * t.vl + c) * t.cols +
+                                       block * t.vl)));
+      }
+    }
   });
 }
 

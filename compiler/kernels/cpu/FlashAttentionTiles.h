@@ -100,6 +100,9 @@ public:
   Value splatF32(double v);
   /// [first, first + vl) as i32 lanes.
   Value laneIndices(Value first);
+  /// The transpose of `vl` vectors of `vl` lanes: result c holds lane c of
+  /// every input, in input order (vl log2 vl two-source shuffles).
+  SmallVector<Value> transposeSquare(ArrayRef<Value> rows);
   /// The i32 splat of an index value.
   Value splatIndex(Value index);
   Value load(Value flat, Value index);
