@@ -38,8 +38,7 @@ static void copyFloats(Lowering &l, Value src, Value from, Value dst, Value to,
                             ValueRange{l.add(to, l.index(i))});
   }
   for (int64_t i = whole; i < n; ++i)
-    l.store(l.load(src, l.add(from, l.index(i))), dst,
-            l.add(to, l.index(i)));
+    l.store(l.load(src, l.add(from, l.index(i))), dst, l.add(to, l.index(i)));
 }
 
 /// Copies between [b, s, h*dh] and [b, h, s, dh]; `toHeads` picks the way.
@@ -143,6 +142,8 @@ struct RepeatHeadsLowering
       Value g = arith::DivUIOp::create(l.b, l.loc, r.head, group);
       Value inRow = l.add(l.mul(l.add(l.mul(r.batch, groups), g), seq), r.t);
       Value inBase = l.mul(inRow, width), outBase = l.mul(row, width);
+      if (std::optional<int64_t> n = l.constantIndex(width))
+        return copyFloats(l, in.flat, inBase, out.flat, outBase, *n);
       l.forLoop(l.index(0), width, [&](Value d) {
         l.store(l.load(in.flat, l.add(inBase, d)), out.flat, l.add(outBase, d));
       });

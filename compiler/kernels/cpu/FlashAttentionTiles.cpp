@@ -222,14 +222,14 @@ void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
       for (int64_t vec = 0; vec < t.headVecs; ++vec) {
         SmallVector<Value> rows;
         for (int64_t r = 0; r < t.vl; ++r)
-          rows.push_back(select(inRange[r], loadHeadVector(src, srcBase[r], vec),
-                                splatF32(0.0)));
+          rows.push_back(select(
+              inRange[r], loadHeadVector(src, srcBase[r], vec), splatF32(0.0)));
         SmallVector<Value> columns = transposeSquare(rows);
         int64_t live = std::min(t.vl, t.headDim - vec * t.vl);
         for (int64_t c = 0; c < live; ++c)
           store(columns[c], dst,
-                l.add(dstBase, l.index((vec * t.vl + c) * t.cols +
-                                       block * t.vl)));
+                l.add(dstBase,
+                      l.index((vec * t.vl + c) * t.cols + block * t.vl)));
       }
     }
   });
