@@ -6,7 +6,9 @@
 #   examples/experiments/depth/run.sh         short: 1 seed, 600 steps at
 #       depth 100, 60 at depth 1000 (about 8 minutes on 2 cores)
 #   examples/experiments/depth/run.sh full    1,200 steps, 3 seeds at depth
-#       100, 1 at depth 1000 (about 2 hours)
+#       100, 1 at depth 1000 (about 2.7 hours on 2 cores: 18 runs of ~5
+#       minutes at depth 100 and 6 of ~36 minutes at depth 1000, two at a
+#       time)
 #
 # Each at warm-up 0 and 400 steps (linear, to lr 1e-3).
 #
