@@ -437,20 +437,24 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// The bias gradients are summed while dy is packed: the pack's k loop
-// carries one vector per slot and stores it into db after the loop.
+// A weight gradient reads dy where it is (row-major: its rows are the
+// panels' rows already, so packing it only copied it). The bias gradients
+// get a pass over dy of their own, whose k loop carries one vector per slot
+// and stores it into db after the loop; then X^T is packed (two panels read
+// it: the only workspace view); then the tiles, one code path per part,
+// load dy's rows in place and A from the packed X^T.
 // CHECK-LABEL: func.func @merged_weight_grad_forward(
-// CHECK:         %[[PACKED:.*]] = memref.view
+// CHECK:         %[[APACKED:.*]] = memref.view
+// CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
 // CHECK:           scf.index_switch
 // CHECK-NEXT:      case 0 {
 // CHECK:             %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>) {
-// CHECK:               %[[R0:.*]] = vector.load
-// CHECK:               vector.store %[[R0]], %[[PACKED]][
+// CHECK:               %[[R0:.*]] = vector.load %[[DQ:[0-9a-z_]+]][
 // CHECK-NEXT:          arith.addf %[[S0]], %[[R0]] : vector<8xf32>
-// CHECK:               %[[R1:.*]] = vector.load
-// CHECK:               vector.store %[[R1]], %[[PACKED]][
+// CHECK:               %[[R1:.*]] = vector.load %[[DQ]][
 // CHECK-NEXT:          arith.addf %[[S1]], %[[R1]] : vector<8xf32>
+// CHECK-NEXT:          scf.yield
 // CHECK:             }
 // CHECK-NEXT:        vector.store %[[SUMS]]#0, %[[DB:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>
 // CHECK-NEXT:        vector.store %[[SUMS]]#1, %[[DB]][%{{.*}}] : memref<?xf32>, vector<8xf32>
@@ -458,9 +462,15 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:             scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
 // CHECK:         } {tfc.kernel = "merged_weight_grad"}
 // CHECK:         scf.parallel
-// CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK-COUNT-12:    vector.fma
+// CHECK:           vector.store %{{.*}}, %[[APACKED]][
+// CHECK:         } {tfc.kernel = "merged_weight_grad"}
+// CHECK:         scf.parallel
 // CHECK:           scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               vector.load %[[DQ]][
+// CHECK:               memref.load %[[APACKED]][
+// CHECK-COUNT-12:      vector.fma
 // CHECK:         } {tfc.kernel = "merged_weight_grad"}
 func.func @merged_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
                               %x: tensor<?x?x8xf32> {tfc.role = "x"},

@@ -16,6 +16,10 @@
 // 3. The epilogue finishes each tile in registers (bias, activation, gate)
 //    and stores it.
 //
+// A weight gradient (dW = X^T dY, with the bias gradient's column sums) reads
+// a row-major dY in place instead: its panels' rows are runs of dY already
+// (readsBInPlace).
+//
 // Row tails clamp their A reads to the last row and skip the stores; column
 // tails use masked loads and stores. With bf16 operands (Matmul.h) the
 // packing rounds B and the micro-kernel rounds each A element it broadcasts:
@@ -103,6 +107,24 @@ public:
   bool packsA(unsigned s) const {
     return bf16Pairs() || (!rowMajorA(s) && !onePanel);
   }
+  /// A weight gradient (dW = X^T dY, with the bias gradient's column sums)
+  /// reads B = dY where it is, row-major, instead of packing it: every
+  /// panel's rows are contiguous runs of dY already, and packing wrote a
+  /// copy of dY only for the tiles to read it back. The column sums get a
+  /// pass of their own (emitPack without panels: the same sums in the same
+  /// order). Not with bf16 pairs (the panels interleave rows) nor with the
+  /// pack-time act' product (the pack stores it for the input gradient).
+  bool readsBInPlace() const {
+    if (!p.parts.front().columnSums || p.packActivationGrad || bf16Pairs() ||
+        paired())
+      return false;
+    for (const MatmulPart &part : p.parts)
+      for (const MatrixRef &ref : part.b)
+        if (std::optional<int64_t> col = l.constantIndex(ref.colStride);
+            !col || *col != 1)
+          return false;
+    return true;
+  }
   bool packsAnyA() const {
     for (unsigned s = 0; s < p.segments.size(); ++s)
       if (packsA(s))
@@ -116,6 +138,8 @@ public:
   Type aPackedType() const {
     return bf16Pairs() ? Type(b.getI32Type()) : Type(b.getF32Type());
   }
+  /// B's panels into `packed` with the column sums; with a null `packed`
+  /// only the column sums.
   void emitPack(Value packed);
   /// The packed segments' A into `aPacked`, one parallel iteration per
   /// block of MR rows.
@@ -430,6 +454,8 @@ void MatmulEmitter::emitPack(Value packed) {
       if (sums)
         init.assign(slots.size(), zeroVector());
       auto store = [&](Value value, Value panelRow, int64_t v) {
+        if (!packed)
+          return;
         vector::StoreOp::create(
             b, loc, value, packed,
             ValueRange{l.add(l.add(dstBase, l.mul(panelRow, nr)),
@@ -747,10 +773,11 @@ void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
         masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
         SmallVector<Value> aRowBase = aRowBases(segment, bt, firstRow);
+        ABlock packedA;
+        bool readsPackedA = aPacked && packsA(s);
+        if (readsPackedA)
+          packedA = aBlock(s, bt, rowBlock);
         if (packed) {
-          ABlock packedA;
-          if (packsA(s))
-            packedA = aBlock(s, bt, rowBlock);
           acc = accumulatePacked(s, packed, panelBase, aRowBase, aPacked,
                                  packedA, std::move(acc));
           continue;
@@ -764,7 +791,8 @@ void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
                     loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
                 bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
               }
-              return fmaRows(segment, aRowBase, kk, bv, accIn);
+              return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
+                             readsPackedA ? &packedA : nullptr);
             });
       }
       return acc;
@@ -848,9 +876,10 @@ void cpu::planFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   assert(!p.parts.empty() && !p.segments.empty() && "an empty matmul");
   MatmulEmitter emitter(l, p);
   emitter.plan();
-  l.allocate(l.b.getF32Type(),
-             {p.batch, emitter.packedPanels(), emitter.totalK(),
-              l.allocIndex(Blocking(l.vectorWidth).cols())});
+  if (!emitter.readsBInPlace())
+    l.allocate(l.b.getF32Type(),
+               {p.batch, emitter.packedPanels(), emitter.totalK(),
+                l.allocIndex(Blocking(l.vectorWidth).cols())});
   if (emitter.packsAnyA())
     l.allocate(emitter.aPackedType(), {emitter.aPackedCount()});
 }
@@ -861,8 +890,15 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
          "a gated pair has two parts");
   MatmulEmitter emitter(l, p);
   emitter.plan();
-  Value packed = l.takeScratch().flat;
+  bool bInPlace = emitter.readsBInPlace();
+  Value packed = bInPlace ? Value() : l.takeScratch().flat;
   Value aPacked = emitter.packsAnyA() ? l.takeScratch().flat : Value();
+  if (bInPlace) {
+    emitter.emitPack(Value());
+    if (aPacked)
+      emitter.emitPackA(aPacked);
+    return emitter.emitTiles(Value(), aPacked);
+  }
   auto emitPacked = [&] {
     emitter.emitPack(packed);
     if (aPacked)
