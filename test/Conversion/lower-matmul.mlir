@@ -184,12 +184,13 @@ func.func @linear_tied(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// Two batched matmuls over batch * heads, each a pack and a tile loop with
-// its own panels in the workspace: S = A B^T (K read transposed, element by
-// element) and T = A^T B (B by rows, masked: n = 4).
+// Two batched matmuls over batch * heads: S = A B^T, a pack (K read
+// transposed, element by element) and a tile loop, its panels the only
+// workspace view; and T = A^T B, whose B rows are read in place (masked:
+// n = 4; a transposed A: a weight gradient's shape).
 // CHECK-LABEL: func.func @batch_matmul_forward(
 // CHECK:         %[[P1:.*]] = memref.view
-// CHECK:         %[[P2:.*]] = memref.view
+// CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
 // CHECK:           vector.from_elements
 // CHECK:           vector.store %{{.*}}, %[[P1]][
@@ -201,12 +202,8 @@ func.func @linear_tied(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           vector.maskedstore
 // CHECK:         } {tfc.kernel = "batch_matmul"}
 // CHECK:         scf.parallel
-// CHECK:           vector.maskedload
-// CHECK:           vector.store %{{.*}}, %[[P2]][
-// CHECK:         } {tfc.kernel = "batch_matmul"}
-// CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK:             vector.load %[[P2]][
+// CHECK:             vector.maskedload
 // CHECK-COUNT-12:    vector.fma
 // CHECK:           vector.maskedstore
 // CHECK:         } {tfc.kernel = "batch_matmul"}
@@ -225,25 +222,16 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// dW = x^T dy contracts over the rows (the k loop runs to batch * seq); the
-// bias gradient is a column sum: one parallel iteration per chunk of 32
-// columns, rows outside, columns inside, in row order. A = x^T of dW [8, 40]
-// (three panels of 16) is packed once per matmul, beside the panels: per k,
-// a tile's MR rows of A (MR contiguous elements of a row of x; the last
-// block masked) into a k-major block, from which the tiles broadcast. The
-// transposed dW [40, 8] has one panel: its tiles read A = dy^T in place
-// (packing would read it once more than they do).
+// dW = x^T dy contracts over the rows (the k loop runs to batch * seq); dy
+// is read in place (row-major: its rows are the panels' rows already) and
+// the bias gradient is a column sum (reduce_rows: one parallel iteration per
+// chunk of 32 columns, rows outside, columns inside, in row order).
+// A large dW [512, 320] (640 KiB): A = x^T is packed once per matmul (per
+// k, a tile's MR rows of A, MR contiguous elements of a row of x, into a
+// k-major block), from which the tiles broadcast; the only workspace view.
 // CHECK-LABEL: func.func @weight_grad_forward(
-// CHECK:         %[[PANELS:.*]] = memref.view
 // CHECK:         %[[APACKED:.*]] = memref.view
-// CHECK:         %[[PANELS2:.*]] = memref.view
-// The few-rows path reads dy in place (40 columns: masked).
-// CHECK:         scf.parallel
-// CHECK:           vector.maskedload
-// CHECK:         } {tfc.kernel = "linear_weight_grad"}
-// CHECK:         scf.parallel
-// CHECK:           vector.store %{{.*}}, %[[PANELS]]
-// CHECK:         } {tfc.kernel = "linear_weight_grad"}
+// CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
 // CHECK:           vector.create_mask %{{.*}} : vector<6xi1>
 // CHECK:           scf.for
@@ -252,21 +240,30 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK:             vector.load %[[PANELS]]
+// CHECK:             vector.load %[[DY:[0-9a-z_]+]][
 // CHECK:             memref.load %[[APACKED]]
 // CHECK-COUNT-12:    vector.fma
 // CHECK:         } {tfc.kernel = "linear_weight_grad"}
-// The transposed weight gradient [40, 8]: n = 8 (masked), one panel: no
-// packed A, the tiles broadcast A = dy^T from dy itself.
+// A small dW [8, 40] (three panels of 16) runs K-blocked: the blocks of k
+// in order (an scf.for around the tiles' parallel loop), each tile starting
+// from dW so far (0 in the first block: a select), A = x^T broadcast from x
+// in place and dy's rows read in place (40 columns: masked); nothing packed.
+// CHECK:         scf.for
+// CHECK:           scf.parallel
+// CHECK-NOT:         %[[APACKED]]
+// CHECK:             arith.select
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               vector.maskedload
+// CHECK-COUNT-12:      vector.fma
+// CHECK:             vector.maskedstore
+// CHECK:           } {tfc.kernel = "linear_weight_grad"}
+// The transposed weight gradient [40, 8]: n = 8 (masked), one panel: all of
+// k at once, A = dy^T broadcast from dy and B = x read in place.
+// CHECK-NOT:     %[[APACKED]]
 // CHECK:         scf.parallel
-// CHECK:           vector.maskedload
-// CHECK:         } {tfc.kernel = "linear_weight_grad"}
-// CHECK:         scf.parallel
-// CHECK:           vector.store %{{.*}}, %[[PANELS2]]
-// CHECK:         } {tfc.kernel = "linear_weight_grad"}
-// CHECK-NOT:     vector<6xf32>
+// CHECK-NOT:       arith.select
 // CHECK:           scf.for {{.*}} -> (vector<8xf32>
-// CHECK:             vector.load %[[PANELS2]]
+// CHECK:             vector.maskedload
 // CHECK:             memref.load
 // CHECK-COUNT-2:     vector.fma
 // CHECK:           vector.maskedstore
@@ -283,16 +280,19 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK-NEXT:          memref.store %[[SUM]]
 // CHECK:         } {tfc.kernel = "reduce_rows"}
 func.func @weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                       %xl: tensor<?x?x512xf32> {tfc.role = "x"},
+                       %dyl: tensor<?x?x320xf32> {tfc.role = "x"},
                        %x: tensor<?x?x8xf32> {tfc.role = "x"},
                        %dy: tensor<?x?x40xf32> {tfc.role = "x"})
-    -> (tensor<8x40xf32> {tfc.role = "y"}, tensor<40x8xf32> {tfc.role = "y"},
-        tensor<40xf32> {tfc.role = "y"})
+    -> (tensor<512x320xf32> {tfc.role = "y"}, tensor<8x40xf32> {tfc.role = "y"},
+        tensor<40x8xf32> {tfc.role = "y"}, tensor<40xf32> {tfc.role = "y"})
     attributes {tfc.model = "weight_grad", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
                 tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %dwl = tfc.linear_weight_grad %xl, %dyl : (tensor<?x?x512xf32>, tensor<?x?x320xf32>) -> tensor<512x320xf32>
   %dw = tfc.linear_weight_grad %x, %dy : (tensor<?x?x8xf32>, tensor<?x?x40xf32>) -> tensor<8x40xf32>
   %dwt = tfc.linear_weight_grad %x, %dy {transpose_weight} : (tensor<?x?x8xf32>, tensor<?x?x40xf32>) -> tensor<40x8xf32>
   %db = tfc.reduce_rows %dy : tensor<?x?x40xf32> -> tensor<40xf32>
-  return %dw, %dwt, %db : tensor<8x40xf32>, tensor<40x8xf32>, tensor<40xf32>
+  return %dwl, %dw, %dwt, %db : tensor<512x320xf32>, tensor<8x40xf32>, tensor<40x8xf32>, tensor<40xf32>
 }
 
 // -----
@@ -440,11 +440,10 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // A weight gradient reads dy where it is (row-major: its rows are the
 // panels' rows already, so packing it only copied it). The bias gradients
 // get a pass over dy of their own, whose k loop carries one vector per slot
-// and stores it into db after the loop; then X^T is packed (two panels read
-// it: the only workspace view); then the tiles, one code path per part,
-// load dy's rows in place and A from the packed X^T.
+// and stores it into db after the loop; then, dW being small, the tiles run
+// K-blocked (no workspace at all): per block of k, one code path per part,
+// dW so far (a select: 0 in the first block), dy's rows in place.
 // CHECK-LABEL: func.func @merged_weight_grad_forward(
-// CHECK:         %[[APACKED:.*]] = memref.view
 // CHECK-NOT:     memref.view
 // CHECK:         scf.parallel
 // CHECK:           scf.index_switch
@@ -461,17 +460,15 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           default {
 // CHECK:             scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
 // CHECK:         } {tfc.kernel = "merged_weight_grad"}
-// CHECK:         scf.parallel
-// CHECK:           vector.store %{{.*}}, %[[APACKED]][
-// CHECK:         } {tfc.kernel = "merged_weight_grad"}
-// CHECK:         scf.parallel
-// CHECK:           scf.index_switch
-// CHECK-NEXT:      case 0 {
-// CHECK:             scf.for {{.*}} -> (vector<8xf32>
-// CHECK:               vector.load %[[DQ]][
-// CHECK:               memref.load %[[APACKED]][
-// CHECK-COUNT-12:      vector.fma
-// CHECK:         } {tfc.kernel = "merged_weight_grad"}
+// CHECK:         scf.for
+// CHECK:           scf.parallel
+// CHECK:             scf.index_switch
+// CHECK-NEXT:        case 0 {
+// CHECK:               arith.select
+// CHECK:               scf.for {{.*}} -> (vector<8xf32>
+// CHECK:                 vector.load %[[DQ]][
+// CHECK-COUNT-12:        vector.fma
+// CHECK:           } {tfc.kernel = "merged_weight_grad"}
 func.func @merged_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
                               %x: tensor<?x?x8xf32> {tfc.role = "x"},
                               %dq: tensor<?x?x16xf32> {tfc.role = "x"},

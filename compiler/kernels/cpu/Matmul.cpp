@@ -16,9 +16,10 @@
 // 3. The epilogue finishes each tile in registers (bias, activation, gate)
 //    and stores it.
 //
-// A weight gradient (dW = X^T dY, with the bias gradient's column sums) reads
-// a row-major dY in place instead: its panels' rows are runs of dY already
-// (readsBInPlace).
+// A weight gradient (dW = X^T dY) reads a row-major dY in place instead:
+// its panels' rows are runs of dY already (readsBInPlace). When dW is small
+// it also reads X^T in place, K-blocked (kBlockRows): the tiles over one
+// block of k at a time, dW carried in L2 from block to block.
 //
 // Row tails clamp their A reads to the last row and skip the stores; column
 // tails use masked loads and stores. With bf16 operands (Matmul.h) the
@@ -105,7 +106,7 @@ public:
   /// a router) the tiles read all of A once, and packing it would read it
   /// once more and write it.
   bool packsA(unsigned s) const {
-    return bf16Pairs() || (!rowMajorA(s) && !onePanel);
+    return bf16Pairs() || (!rowMajorA(s) && !onePanel && !kBlockRows());
   }
   /// A weight gradient (dW = X^T dY, with the bias gradient's column sums)
   /// reads B = dY where it is, row-major, instead of packing it: every
@@ -115,8 +116,14 @@ public:
   /// order). Not with bf16 pairs (the panels interleave rows) nor with the
   /// pack-time act' product (the pack stores it for the input gradient).
   bool readsBInPlace() const {
-    if (!p.parts.front().columnSums || p.packActivationGrad || bf16Pairs() ||
-        paired())
+    if (p.packActivationGrad || bf16Pairs() || paired())
+      return false;
+    // A weight gradient: the bias gradient's column sums, or (the bias
+    // gradient reduced apart) X^T as A.
+    bool transposedA = true;
+    for (unsigned s = 0; s < p.segments.size(); ++s)
+      transposedA &= !rowMajorA(s);
+    if (!p.parts.front().columnSums && !transposedA)
       return false;
     for (const MatmulPart &part : p.parts)
       for (const MatrixRef &ref : part.b)
@@ -149,6 +156,16 @@ public:
   /// matrix-vector path of a few rows, for which packing would read and
   /// write every weight once more than the product reads it.
   void emitTiles(Value packed, Value aPacked = Value());
+  /// The k rows of one block when a weight gradient runs K-blocked, else
+  /// 0. A weight gradient whose dW fits kGroupBytes (small d_in x d_out:
+  /// the copy task's, mHC's; not GPT-2's) and whose dY is read in place
+  /// reads X^T in place too, one block of k rows (tokens) at a time: the
+  /// blocks in order, each one parallel loop over the tiles, dW carried
+  /// from block to block (in L2). X's rows of a block (kGroupBytes) and
+  /// dY's stay in L2 while every tile reads them, so X is read once and
+  /// nothing is written but dW; packing X^T moved it three times. The sums
+  /// run in the same k order, so dW is bit-identical.
+  int64_t kBlockRows() const;
 
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
@@ -219,6 +236,9 @@ private:
   /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
   /// an scf.index_switch when there are several.
   void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
+  /// The tiles over k in [kRange) (all of k when null).
+  void emitTileLoop(Value packed, Value aPacked);
+  std::pair<Value, Value> kRange;
   /// Row blocks per tile group (emitTiles): as many as keep the group's
   /// rows of A within kGroupBytes, at least one, at most all.
   Value tileGroup();
@@ -738,7 +758,43 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
 }
 
 /// One MR x NR tile per parallel iteration.
+int64_t MatmulEmitter::kBlockRows() const {
+  if (!readsBInPlace() || onePanel || p.segments.size() != 1 || rowMajorA(0) ||
+      p.epilogue != MatmulEpilogue::Store || p.bf16Operands)
+    return 0;
+  std::optional<int64_t> m = l.constantIndex(p.m);
+  if (!m)
+    return 0;
+  int64_t outputs = 0;
+  for (const MatmulPart &part : p.parts) {
+    std::optional<int64_t> n = l.constantIndex(part.n);
+    if (!n || part.bias || !part.c.flat)
+      return 0;
+    outputs += *m * *n;
+  }
+  if (outputs * 4 > kGroupBytes)
+    return 0;
+  // X's rows of a block: kGroupBytes of them, at least 64.
+  return std::max<int64_t>(64, kGroupBytes / (*m * 4) / 8 * 8);
+}
+
 void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
+  if (packed || !kBlockRows())
+    return emitTileLoop(packed, aPacked);
+  Value k = p.segments.front().k;
+  Value rows = l.index(kBlockRows());
+  // At least one block: with no rows (an expert no token chose) its tiles
+  // store dW = 0.
+  Value blocks = l.maxIdx(l.divUp(k, kBlockRows()), l.index(1));
+  l.forLoop(l.index(0), blocks, [&](Value block) {
+    Value begin = l.mul(block, rows);
+    kRange = {begin, l.minIdx(l.add(begin, rows), k)};
+    emitTileLoop(packed, aPacked);
+  });
+  kRange = {};
+}
+
+void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
   assert((!packed || !packsAnyA() || aPacked) && "no packed A");
   Value nr = l.index(blk.cols());
 
@@ -771,6 +827,22 @@ void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
       SmallVector<Value> masks;
       for (const Slot &slot : direct)
         masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
+      if (kRange.first) {
+        // dW so far (rows past m read the last row's; not stored), or 0
+        // in the first block.
+        Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            kRange.first, l.index(0));
+        Value lastRow = l.sub(p.m, l.index(1));
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+          for (auto [v, slot] : llvm::enumerate(direct)) {
+            const MatmulPart &part = p.parts[slot.part];
+            Value sofar = loadRow(part.c, part.n, bt, row, slot.col, masks[v]);
+            acc[r * blk.vectorsPerRow + v] =
+                arith::SelectOp::create(b, loc, first, zeroVector(), sofar);
+          }
+        }
+      }
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
         SmallVector<Value> aRowBase = aRowBases(segment, bt, firstRow);
         ABlock packedA;
@@ -782,18 +854,19 @@ void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
                                  packedA, std::move(acc));
           continue;
         }
-        acc = l.forLoop(
-            l.index(0), segment.k, acc, [&](Value kk, ValueRange accIn) {
-              SmallVector<Value> bv;
-              for (auto [v, slot] : llvm::enumerate(direct)) {
-                const MatmulPart &part = p.parts[slot.part];
-                Value value =
-                    loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
-                bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
-              }
-              return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
-                             readsPackedA ? &packedA : nullptr);
-            });
+        Value kBegin = kRange.first ? kRange.first : l.index(0);
+        Value kEnd = kRange.first ? kRange.second : segment.k;
+        acc = l.forLoop(kBegin, kEnd, acc, [&](Value kk, ValueRange accIn) {
+          SmallVector<Value> bv;
+          for (auto [v, slot] : llvm::enumerate(direct)) {
+            const MatmulPart &part = p.parts[slot.part];
+            Value value =
+                loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
+            bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
+          }
+          return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
+                         readsPackedA ? &packedA : nullptr);
+        });
       }
       return acc;
     };
@@ -894,7 +967,8 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   Value packed = bInPlace ? Value() : l.takeScratch().flat;
   Value aPacked = emitter.packsAnyA() ? l.takeScratch().flat : Value();
   if (bInPlace) {
-    emitter.emitPack(Value());
+    if (p.parts.front().columnSums)
+      emitter.emitPack(Value());
     if (aPacked)
       emitter.emitPackA(aPacked);
     return emitter.emitTiles(Value(), aPacked);
