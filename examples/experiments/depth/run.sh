@@ -8,7 +8,11 @@
 #   examples/experiments/depth/run.sh full    1,200 steps, 3 seeds at depth
 #       100, 1 at depth 1000 (about 2.7 hours on 2 cores: 18 runs of ~5
 #       minutes at depth 100 and 6 of ~36 minutes at depth 1000, two at a
-#       time)
+#       time), a checkpoint every 100 steps
+#   examples/experiments/depth/run.sh full --resume
+#       continues a full run that was stopped (a session's end, ^C): the
+#       grids not finished, each run from its last checkpoint, bit-identical
+#       to one that never stopped (docs/train.md)
 #
 # Each at warm-up 0 and 400 steps (linear, to lr 1e-3).
 #
@@ -18,42 +22,68 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 mode=${1:-short}
+resume=${2:-}
 out="${OUT:-$root/out/experiments/depth}"
+usage() { echo "usage: run.sh [short|full [--resume]]" >&2; exit 2; }
+
+extra=()
+case "$mode" in
+  short) steps100=600 steps1000=60 seeds100="[1]" seeds1000="[1]" ;;
+  full) steps100=1200 steps1000=1200 seeds100="[1, 2, 3]" seeds1000="[1]"
+        extra=(--set "train.checkpoint_every=100") ;;
+  *) usage ;;
+esac
+case "$resume" in
+  "") ;;
+  --resume)
+    [ "$mode" = full ] || usage
+    if [ "$(cat "$out/mode" 2>/dev/null)" != full ]; then
+      echo "run.sh: no full run to resume in $out" >&2
+      exit 1
+    fi
+    extra+=(--resume) ;;
+  *) usage ;;
+esac
 bash "$root/scripts/build.sh" >/dev/null
 tfc="$root/build/bin/tfc"
 train="$root/build/bin/tfc-train"
 
-case "$mode" in
-  short) steps100=600 steps1000=60 seeds100="[1]" seeds1000="[1]" ;;
-  full) steps100=1200 steps1000=1200 seeds100="[1, 2, 3]" seeds1000="[1]" ;;
-  *) echo "usage: run.sh [short|full]" >&2; exit 2 ;;
-esac
-rm -rf "$out"
-mkdir -p "$out/compile"
-
 # Compile time and object size: the block is one loop over the layers'
 # parameters, so depth should change neither much.
-echo "depth,compile_s,object_bytes,params" > "$out/compile.csv"
-for depth in 1 1000; do
-  sed "s/^depth = .*/depth = $depth/" "$here/copy_task_w32.toml" > "$out/compile/d$depth.toml"
-  start=$(date +%s%N)
-  "$tfc" "$out/compile/d$depth.toml" -o "$out/compile/d$depth.o"
-  ms=$((($(date +%s%N) - start) / 1000000))
-  params=$(grep -m1 'PARAM_COUNT' "$out/compile/d$depth.h" | awk '{print $3}')
-  printf "%d,%d.%03d,%d,%s\n" "$depth" $((ms / 1000)) $((ms % 1000)) \
-    "$(stat -c %s "$out/compile/d$depth.o")" "$params" >> "$out/compile.csv"
-done
+measure_compile() {
+  echo "depth,compile_s,object_bytes,params" > "$out/compile.csv"
+  for depth in 1 1000; do
+    sed "s/^depth = .*/depth = $depth/" "$here/copy_task_w32.toml" > "$out/compile/d$depth.toml"
+    start=$(date +%s%N)
+    "$tfc" "$out/compile/d$depth.toml" -o "$out/compile/d$depth.o"
+    ms=$((($(date +%s%N) - start) / 1000000))
+    params=$(grep -m1 'PARAM_COUNT' "$out/compile/d$depth.h" | awk '{print $3}')
+    printf "%d,%d.%03d,%d,%s\n" "$depth" $((ms / 1000)) $((ms % 1000)) \
+      "$(stat -c %s "$out/compile/d$depth.o")" "$params" >> "$out/compile.csv"
+  done
+}
 
-# One grid per depth (their step counts differ), two runs at a time.
+if [ -z "$resume" ]; then
+  rm -rf "$out"
+  mkdir -p "$out/compile"
+  echo "$mode" > "$out/mode"
+  measure_compile
+fi
+
+# One grid per depth (their step counts differ), two runs at a time; a
+# grid's runs move to $out when all of them are done (a resumed full run
+# skips the grids that are).
 for depth in 100 1000; do
+  [ ! -f "$out/train-d$depth.done" ] || continue
   steps=$steps100 seeds=$seeds100
   if [ "$depth" = 1000 ]; then steps=$steps1000 seeds=$seeds1000; fi
   "$train" "$here/run.toml" --jobs 2 --out "$out/train-d$depth" \
     --set "train.steps=$steps" --set "grid.seeds=$seeds" \
-    --set "grid.spec.model.depth=[$depth]" \
-    > "$out/train-d$depth.txt" 2> "$out/progress-d$depth.txt"
+    --set "grid.spec.model.depth=[$depth]" "${extra[@]}" \
+    > "$out/train-d$depth.txt" 2>> "$out/progress-d$depth.txt"
   for run in "$out/train-d$depth"/*/; do
     if [ -f "$run/log.csv" ]; then mv "$run" "$out/"; fi
   done
+  touch "$out/train-d$depth.done"
 done
 python3 "$here/report.py" "$out" "$mode"
