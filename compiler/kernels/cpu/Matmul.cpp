@@ -108,15 +108,17 @@ public:
   bool packsA(unsigned s) const {
     return bf16Pairs() || (!rowMajorA(s) && !onePanel && !kBlockRows());
   }
-  /// A weight gradient (dW = X^T dY, with the bias gradient's column sums)
-  /// reads B = dY where it is, row-major, instead of packing it: every
-  /// panel's rows are contiguous runs of dY already, and packing wrote a
-  /// copy of dY only for the tiles to read it back. The column sums get a
-  /// pass of their own (emitPack without panels: the same sums in the same
-  /// order). Not with bf16 pairs (the panels interleave rows) nor with the
-  /// pack-time act' product (the pack stores it for the input gradient).
+  /// A weight gradient (dW = X^T dY) reads B = dY where it is, row-major,
+  /// instead of packing it: every panel's rows are contiguous runs of dY
+  /// already, and packing wrote a copy of dY only for the tiles to read it
+  /// back. Fused column sums get a pass of their own (emitPack without
+  /// panels: the same sums in the same order); with the pack-time act'
+  /// product that pass also stores dY * act'(X) for the input gradient,
+  /// and the tiles read it there. Not with bf16 pairs (the panels
+  /// interleave rows).
   bool readsBInPlace() const {
-    if (p.packActivationGrad || bf16Pairs() || paired())
+    if (bf16Pairs() || paired() ||
+        (p.packActivationGrad && (p.bf16Operands || p.segments.size() != 1)))
       return false;
     // A weight gradient: the bias gradient's column sums, or (the bias
     // gradient reduced apart) X^T as A.
@@ -126,11 +128,17 @@ public:
     if (!p.parts.front().columnSums && !transposedA)
       return false;
     for (const MatmulPart &part : p.parts)
-      for (const MatrixRef &ref : part.b)
-        if (std::optional<int64_t> col = l.constantIndex(ref.colStride);
+      for (unsigned s = 0; s < p.segments.size(); ++s)
+        if (std::optional<int64_t> col =
+                l.constantIndex(tileB(part, s).colStride);
             !col || *col != 1)
           return false;
     return true;
+  }
+  /// The B the tiles read in place: dY, or with the pack-time act' product
+  /// where the pack stored dY * act'(X) (MatmulPart::actOutput).
+  const MatrixRef &tileB(const MatmulPart &part, unsigned s) const {
+    return p.packActivationGrad ? part.actOutput : part.b[s];
   }
   bool packsAnyA() const {
     for (unsigned s = 0; s < p.segments.size(); ++s)
@@ -861,7 +869,7 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
           for (auto [v, slot] : llvm::enumerate(direct)) {
             const MatmulPart &part = p.parts[slot.part];
             Value value =
-                loadRow(part.b[s], part.n, bt, kk, slot.col, masks[v]);
+                loadRow(tileB(part, s), part.n, bt, kk, slot.col, masks[v]);
             bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
           }
           return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
@@ -967,7 +975,9 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   Value packed = bInPlace ? Value() : l.takeScratch().flat;
   Value aPacked = emitter.packsAnyA() ? l.takeScratch().flat : Value();
   if (bInPlace) {
-    if (p.parts.front().columnSums)
+    // The pass over dY for the column sums, and with the act' product for
+    // dY * act'(X) (stored for the input gradient, then read by the tiles).
+    if (p.parts.front().columnSums || p.packActivationGrad)
       emitter.emitPack(Value());
     if (aPacked)
       emitter.emitPackA(aPacked);
