@@ -24,7 +24,8 @@ root="$(cd "$here/../../.." && pwd)"
 mode=${1:-short}
 resume=${2:-}
 out="${OUT:-$root/out/experiments/depth}"
-usage() { echo "usage: run.sh [short|full [--resume]]" >&2; exit 2; }
+# shellcheck source=../resume.sh
+source "$here/../resume.sh"
 
 extra=()
 case "$mode" in
@@ -33,17 +34,7 @@ case "$mode" in
         extra=(--set "train.checkpoint_every=100") ;;
   *) usage ;;
 esac
-case "$resume" in
-  "") ;;
-  --resume)
-    [ "$mode" = full ] || usage
-    if [ "$(cat "$out/mode" 2>/dev/null)" != full ]; then
-      echo "run.sh: no full run to resume in $out" >&2
-      exit 1
-    fi
-    extra+=(--resume) ;;
-  *) usage ;;
-esac
+if check_resume "$mode" "$resume" "$out"; then extra+=(--resume); fi
 bash "$root/scripts/build.sh" >/dev/null
 tfc="$root/build/bin/tfc"
 train="$root/build/bin/tfc-train"

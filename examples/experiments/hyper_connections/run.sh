@@ -23,7 +23,8 @@ root="$(cd "$here/../../.." && pwd)"
 mode=${1:-short}
 resume=${2:-}
 out="${OUT:-$root/out/experiments/hyper_connections}"
-usage() { echo "usage: run.sh [short|full [--resume]]" >&2; exit 2; }
+# shellcheck source=../resume.sh
+source "$here/../resume.sh"
 
 case "$mode" in
   short) args=(--set "train.steps=300" --set "train.batch=32"
@@ -33,17 +34,7 @@ case "$mode" in
               --set "grid.optimizer.warmup=[0, 400]" --set "grid.seeds=[1, 2, 3]") ;;
   *) usage ;;
 esac
-case "$resume" in
-  "") ;;
-  --resume)
-    [ "$mode" = full ] || usage
-    if [ "$(cat "$out/mode" 2>/dev/null)" != full ]; then
-      echo "run.sh: no full run to resume in $out" >&2
-      exit 1
-    fi
-    args+=(--resume) ;;
-  *) usage ;;
-esac
+if check_resume "$mode" "$resume" "$out"; then args+=(--resume); fi
 bash "$root/scripts/build.sh" >/dev/null
 if [ -z "$resume" ]; then
   rm -rf "$out"
