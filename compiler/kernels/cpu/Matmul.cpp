@@ -153,8 +153,9 @@ public:
   Type aPackedType() const {
     return bf16Pairs() ? Type(b.getI32Type()) : Type(b.getF32Type());
   }
-  /// B's panels into `packed` with the column sums; with a null `packed`
-  /// only the column sums.
+  /// B's panels into `packed`, with the column sums and the stored
+  /// B * act'(X) when the problem has them; with a null `packed` only
+  /// those (readsBInPlace).
   void emitPack(Value packed);
   /// The packed segments' A into `aPacked`, one parallel iteration per
   /// block of MR rows.
@@ -765,7 +766,6 @@ void MatmulEmitter::packPairs(const MatmulSegment &segment,
   });
 }
 
-/// One MR x NR tile per parallel iteration.
 int64_t MatmulEmitter::kBlockRows() const {
   if (!readsBInPlace() || onePanel || p.segments.size() != 1 || rowMajorA(0) ||
       p.epilogue != MatmulEpilogue::Store || p.bf16Operands)
@@ -802,6 +802,7 @@ void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
   kRange = {};
 }
 
+/// One MR x NR tile per parallel iteration.
 void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
   assert((!packed || !packsAnyA() || aPacked) && "no packed A");
   Value nr = l.index(blk.cols());
@@ -837,7 +838,8 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         masks.push_back(columnMask(p.parts[slot.part].n, slot.col));
       if (kRange.first) {
         // dW so far (rows past m read the last row's; not stored), or 0
-        // in the first block.
+        // in the first block (whose load reads dW's unwritten memory, then
+        // discards it: one load per tile, cheaper than a branch per row).
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             kRange.first, l.index(0));
         Value lastRow = l.sub(p.m, l.index(1));
