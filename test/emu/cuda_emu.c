@@ -11,9 +11,10 @@
  *  - one device with one (primary) context; device memory is host memory;
  *    copies, memsets and launches are synchronous (streams are ignored).
  *  - cuLaunchKernel runs the blocks one after another on the calling thread.
- *    The threads of a block are coroutines (ucontext, 256 KiB mmap'd stacks
- *    with a guard page), switched only at synchronisation points, in thread
- *    order: a kernel without them runs each thread to completion in turn.
+ *    The threads of a block are coroutines (emu_fiber.h, 256 KiB mmap'd
+ *    stacks with a guard page), switched only at synchronisation points, in
+ *    thread order: a kernel without them runs each thread to completion in
+ *    turn.
  *  - TFC_CUDA_EMU_ORDER=reverse runs the blocks, and the threads between
  *    synchronisation points, last to first: a kernel whose result depends
  *    on the order (a missing barrier, a block reading what another block
@@ -37,6 +38,7 @@
 #define _GNU_SOURCE /* MAP_STACK, MAP_NORESERVE */
 #endif
 
+#include "emu_fiber.h"
 #include "tfc_cuda_emu.h"
 
 #include <stdarg.h>
@@ -46,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -85,7 +86,7 @@ enum { RUNNABLE, AT_BARRIER, AT_WARP_OP, DONE };
 enum { OP_SHFL, OP_MMA, OP_LDMATRIX };
 
 typedef struct emu_thread {
-  ucontext_t context;
+  emu_fiber fiber;
   int state;
   /* A warp operation's operands, deposited until the warp releases. */
   int op;
@@ -106,7 +107,7 @@ typedef struct emu_block {
   unsigned grid[3], block[3], ctaid[3];
   unsigned num_threads;
   unsigned current;
-  ucontext_t scheduler;
+  emu_fiber scheduler;
   char *shared;
   const char *kernel;
   void (*wrapper)(void **);
@@ -141,12 +142,16 @@ static void launch_error(emu_block *blk, const char *format, ...) {
 static void yield(int state) {
   emu_thread *t = self();
   t->state = state;
-  swapcontext(&t->context, &running->scheduler);
+  emu_fiber_switch(&t->fiber, &running->scheduler);
 }
 
+/* A thread's fiber: the kernel, then back to the scheduler for good. */
 static void thread_main(void) {
   running->wrapper(running->params);
-  threads[running->current].state = DONE; /* uc_link: to the scheduler */
+  emu_thread *t = self();
+  t->state = DONE;
+  emu_fiber_switch(&t->fiber, &running->scheduler);
+  __builtin_unreachable();
 }
 
 /* ---- The kernel ABI ------------------------------------------------------ */
@@ -433,11 +438,7 @@ static int run_block(emu_block *blk, int reverse) {
   for (unsigned i = 0; i < n; ++i) {
     emu_thread *t = &threads[i];
     t->state = RUNNABLE;
-    getcontext(&t->context);
-    t->context.uc_stack.ss_sp = stacks[i] + PAGE;
-    t->context.uc_stack.ss_size = STACK_BYTES;
-    t->context.uc_link = &blk->scheduler;
-    makecontext(&t->context, thread_main, 0);
+    emu_fiber_make(&t->fiber, stacks[i] + PAGE, STACK_BYTES, thread_main);
   }
   for (;;) {
     /* Each runnable thread runs until it exits or waits. */
@@ -446,7 +447,7 @@ static int run_block(emu_block *blk, int reverse) {
       if (threads[i].state != RUNNABLE)
         continue;
       blk->current = i;
-      swapcontext(&blk->scheduler, &threads[i].context);
+      emu_fiber_switch(&blk->scheduler, &threads[i].fiber);
     }
     for (unsigned w = 0; w * WARP < n; ++w) {
       int r;
