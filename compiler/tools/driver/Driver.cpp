@@ -34,6 +34,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -335,6 +336,8 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   if (config.registerPasses)
     config.registerPasses();
   mlir::registerPassManagerCLOptions();
+  // --mlir-timing: each pass and each LLVM stage below (compile time).
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << tool->toolName << " " << TFC_VERSION << " (MLIR/LLVM "
        << LLVM_VERSION_STRING << ")\n";
@@ -418,9 +421,13 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   if (!machine)
     return fail(error);
 
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  mlir::TimingScope rootTimer = timing.getRootScope();
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
+  pm.enableTiming(rootTimer);
   mlir::tfc::addFusionPasses(pm, disabled);
   if (!forwardOnly)
     pm.addPass(mlir::tfc::createTfcDeriveBackward());
@@ -474,16 +481,20 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
     return writeText(out, text) ? 0 : 1;
   }
 
+  mlir::TimingScope translateTimer = rootTimer.nest("Translate to LLVM IR");
   LLVMContext llvmContext;
   std::unique_ptr<Module> llvmModule =
       tfc::translateToLLVMIR(*module, llvmContext, *machine);
+  translateTimer.stop();
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   bool shared = emitKind == Emit::Shared;
   if (!tfc::emitModelDescriptor(*llvmModule, *spec, layout, entries, shared,
                                 error))
     return fail(error);
+  mlir::TimingScope optimizeTimer = rootTimer.nest("LLVM O3");
   tfc::optimizeModule(*llvmModule, *machine);
+  optimizeTimer.stop();
   if (emitKind == Emit::LLVMIR) {
     std::string text;
     raw_string_ostream os(text);
@@ -498,10 +509,12 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   ToolOutputFile file(out, ec, object ? sys::fs::OF_None : sys::fs::OF_Text);
   if (ec)
     return fail("cannot write " + out + ": " + ec.message());
+  mlir::TimingScope codegenTimer = rootTimer.nest("LLVM code generation");
   if (!tfc::emitCode(*llvmModule, *machine,
                      object ? tfc::CodeKind::Object : tfc::CodeKind::Assembly,
                      file.os(), error))
     return fail(error);
+  codegenTimer.stop();
   file.keep();
   if (object && out != "-") {
     SmallString<256> header(out);
