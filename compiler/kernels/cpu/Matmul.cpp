@@ -127,6 +127,8 @@ public:
       transposedA &= !rowMajorA(s);
     if (!p.parts.front().columnSums && !transposedA)
       return false;
+    if (!onePanel && !smallOutput())
+      return false;
     for (const MatmulPart &part : p.parts)
       for (unsigned s = 0; s < p.segments.size(); ++s)
         if (std::optional<int64_t> col =
@@ -175,6 +177,8 @@ public:
   /// nothing is written but dW; packing X^T moved it three times. The sums
   /// run in the same k order, so dW is bit-identical.
   int64_t kBlockRows() const;
+  /// The outputs (dW) have static sizes and fit kGroupBytes together.
+  bool smallOutput() const;
 
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
@@ -770,20 +774,27 @@ int64_t MatmulEmitter::kBlockRows() const {
   if (!readsBInPlace() || onePanel || p.segments.size() != 1 || rowMajorA(0) ||
       p.epilogue != MatmulEpilogue::Store || p.bf16Operands)
     return 0;
+  for (const MatmulPart &part : p.parts)
+    if (part.bias || !part.c.flat)
+      return 0;
+  // X's rows of a block: kGroupBytes of them, at least 64 (readsBInPlace
+  // without onePanel: m is static).
+  int64_t m = *l.constantIndex(p.m);
+  return std::max<int64_t>(64, kGroupBytes / (m * 4) / 8 * 8);
+}
+
+bool MatmulEmitter::smallOutput() const {
   std::optional<int64_t> m = l.constantIndex(p.m);
   if (!m)
-    return 0;
+    return false;
   int64_t outputs = 0;
   for (const MatmulPart &part : p.parts) {
     std::optional<int64_t> n = l.constantIndex(part.n);
-    if (!n || part.bias || !part.c.flat)
-      return 0;
+    if (!n)
+      return false;
     outputs += *m * *n;
   }
-  if (outputs * 4 > kGroupBytes)
-    return 0;
-  // X's rows of a block: kGroupBytes of them, at least 64.
-  return std::max<int64_t>(64, kGroupBytes / (*m * 4) / 8 * 8);
+  return outputs * 4 <= kGroupBytes;
 }
 
 void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
@@ -992,13 +1003,19 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
     emitter.emitTiles(packed, aPacked);
   };
   // A forward product of one row block (decoding: a row per sequence) reads
-  // B in place: the matrix-vector path.
+  // B in place: the matrix-vector path. A static m (a weight gradient's
+  // d_in) decides here, not in the kernel.
   if (p.parts.front().columnSums || p.packActivationGrad)
     return emitPacked();
+  int64_t fewRowsMax = Blocking(l.vectorWidth).rows;
+  if (std::optional<int64_t> m = l.constantIndex(p.m)) {
+    if (*m <= fewRowsMax)
+      return emitter.emitTiles(Value());
+    return emitPacked();
+  }
   OpBuilder &b = l.b;
-  Value fewRows =
-      arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::ule, p.m,
-                            l.index(Blocking(l.vectorWidth).rows));
+  Value fewRows = arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::ule,
+                                        p.m, l.index(fewRowsMax));
   auto ifFew = scf::IfOp::create(b, l.loc, fewRows, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifFew.getThenRegion().front());
