@@ -675,6 +675,7 @@ LogicalResult ModelLowering::emitBackward(OpBuilder &mb) {
   Operation *marker = beginBody(b, entry);
   Location loc = model.getLoc();
   Lowering l = makeLowering(b, loc);
+  l.fewRowsPath = false;
   l.setAllocationPoint(marker);
   Value paramCount = bindEntry(l, entry);
 

@@ -61,6 +61,12 @@ public:
   /// and GPU launches carry it as `tfc.kernel`, which names the CUDA
   /// target's kernels.
   std::string kernelName;
+  /// Products of at most MR rows also get the matrix-vector path (B read in
+  /// place, no packing), chosen at run time: a decoding step is a row per
+  /// sequence. Backward turns it off: a training step of a few tokens is no
+  /// reason for a second copy of every product's code (a sixth of a small
+  /// model's object, a fifth of its compile time).
+  bool fewRowsPath = true;
 
   /// The target's kernels (chosen once, for the whole model).
   const TargetKernels &kernels() const { return targetKernels; }

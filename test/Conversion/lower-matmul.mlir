@@ -527,3 +527,45 @@ func.func @linear_act_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
   %dw, %dpre, %db = tfc.linear_act_weight_grad #tfc.activation<relu> %x, %pre, %dy : (tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> (tensor<8x16xf32>, tensor<?x?x16xf32>, tensor<16xf32>)
   return %dw, %dpre, %db : tensor<8x16xf32>, tensor<?x?x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Forward keeps the matrix-vector branch for at most MR rows; backward's
+// products always pack (KernelBuilder::fewRowsPath): no branch on the row
+// count, one pack and one tile loop.
+// CHECK-LABEL: func.func @rows_forward(
+// CHECK:         arith.cmpi ule
+// CHECK:         scf.if
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK-LABEL: func.func @rows_backward(
+// CHECK-NOT:     arith.cmpi ule
+// CHECK:         scf.parallel
+// CHECK:           vector.store
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK-NOT:     arith.cmpi ule
+// CHECK:         scf.parallel
+// CHECK:           vector.fma
+// CHECK:         } {tfc.kernel = "linear"}
+// CHECK-NOT:     {tfc.kernel = "linear"}
+// CHECK-LABEL: func.func @rows_workspace_size(
+func.func @rows(%params: tensor<?xf32> {tfc.role = "params"},
+                %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "rows", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 128 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %y = tfc.linear %x, %w : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
+func.func @rows_grad(%params: tensor<?xf32> {tfc.role = "params"},
+                     %dy: tensor<?x?x16xf32> {tfc.role = "d_y"},
+                     %dp: tensor<?xf32> {tfc.role = "d_params"})
+    -> (tensor<?xf32> {tfc.role = "d_params"}, tensor<?x?x8xf32> {tfc.role = "d_x"})
+    attributes {tfc.backward_of = "rows", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 128 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %dx = tfc.linear %dy, %w {transpose_weight} : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %dp, %dx : tensor<?xf32>, tensor<?x?x8xf32>
+}

@@ -1003,8 +1003,8 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
     emitter.emitTiles(packed, aPacked);
   };
   // A forward product of one row block (decoding: a row per sequence) reads
-  // B in place: the matrix-vector path. A static m (a weight gradient's
-  // d_in) decides here, not in the kernel.
+  // B in place: the matrix-vector path (KernelBuilder::fewRowsPath). A
+  // static m (a weight gradient's d_in) decides here, not in the kernel.
   if (p.parts.front().columnSums || p.packActivationGrad)
     return emitPacked();
   int64_t fewRowsMax = Blocking(l.vectorWidth).rows;
@@ -1013,6 +1013,8 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
       return emitter.emitTiles(Value());
     return emitPacked();
   }
+  if (!l.fewRowsPath)
+    return emitPacked();
   OpBuilder &b = l.b;
   Value fewRows = arith::CmpIOp::create(b, l.loc, arith::CmpIPredicate::ule,
                                         p.m, l.index(fewRowsMax));
