@@ -79,6 +79,17 @@ constexpr int64_t kPairsPerStore = 8;
 /// 1 MiB L2, room left for the panel the tiles stream.
 constexpr int64_t kGroupBytes = 512 * 1024;
 
+/// Row blocks one parallel iteration of the f32 A pack covers, k by k
+/// across them: X^T's k-th elements of a row block are MR floats of row k
+/// of X, so packing one row block at a time read MR floats a row (a page)
+/// apart; a group reads runs of kPackGroup * MR floats.
+constexpr int64_t kPackGroup = 8;
+
+/// Unused k rows after each slice of a K-blocked packed A: the slices of
+/// consecutive row blocks, which the pack writes k by k, would otherwise lie
+/// a multiple of 4 KiB apart (one L1 set, and 4K aliasing of the stores).
+constexpr int64_t kSlicePadRows = 2;
+
 /// The shared state of one fused matmul's emission.
 class MatmulEmitter {
 public:
@@ -177,6 +188,17 @@ public:
   /// nothing is written but dW; packing X^T moved it three times. The sums
   /// run in the same k order, so dW is bit-identical.
   int64_t kBlockRows() const;
+  /// The k rows of one block when a weight gradient with packed operands
+  /// runs K-blocked, else 0. Its k (tokens) is unbounded: over all of it a
+  /// tile's panel is k * NR floats (512 KiB at 4,096 tokens), so a group of
+  /// row blocks that keeps its A in L2 is a few tiles, and every panel came
+  /// from memory for each group (GPT-2's d_ff weight gradients stalled on
+  /// the panel loads, at 60% of the FMA peak). Per block of k a group
+  /// spans more row blocks, so each panel slice serves more tiles; dW is
+  /// carried from block to block: each block's sums, from zero, are added
+  /// to dW so far (another order than one pass over k, the same for every
+  /// thread count).
+  int64_t packedKBlock() const;
   /// The outputs (dW) have static sizes and fit kGroupBytes together.
   bool smallOutput() const;
 
@@ -198,12 +220,33 @@ private:
   /// first), bitcast to `asType` (f32 lanes for the panels, i32 for A).
   Value interleaveBf16(Value row0, Value row1, Type asType);
   /// Where element (or pair) `i` of row `r` of a block of the packed A
-  /// lies.
+  /// lies. K-blocked (packedKBlock), the block's k rows come in slices of
+  /// kBlock, sliceStride apart: the slices of one block of k for every row
+  /// block are contiguous, so a tile group's stay in L2 (whole-k blocks lie
+  /// k * MR floats apart, a multiple of L2's way size for the usual token
+  /// counts, and a group's slices evicted one another).
   struct ABlock {
     Value base, rowStride, kStride;
+    int64_t kBlock = 0;
+    Value sliceStride;
     Value index(KernelBuilder &l, int64_t r, Value i) const {
-      return l.add(l.add(base, l.mul(l.index(r), rowStride)),
-                   l.mul(i, kStride));
+      Value at = l.add(base, l.mul(l.index(r), rowStride));
+      if (!kBlock)
+        return l.add(at, l.mul(i, kStride));
+      Value slice = arith::DivUIOp::create(l.b, l.loc, i, l.index(kBlock));
+      Value inSlice = arith::RemUIOp::create(l.b, l.loc, i, l.index(kBlock));
+      return l.add(l.add(at, l.mul(slice, sliceStride)),
+                   l.mul(inSlice, kStride));
+    }
+    /// The same elements for i in one slice [first, first + kBlock): the
+    /// slice's base, so that the micro-kernel's index is one FMA-free add.
+    ABlock slice(KernelBuilder &l, Value first) const {
+      if (!kBlock)
+        return *this;
+      Value slice = arith::DivUIOp::create(l.b, l.loc, first, l.index(kBlock));
+      Value at =
+          l.sub(l.add(base, l.mul(slice, sliceStride)), l.mul(first, kStride));
+      return ABlock{at, rowStride, kStride};
     }
   };
   /// The block of segment `s`'s packed A of row block `rowBlock` of batch
@@ -216,7 +259,8 @@ private:
                  Value rowsInTile, Value aPacked, const ABlock &block);
   /// Column `kk` of the tile's rows of A as one vector of MR: a masked
   /// load with rowStride 1 (X^T: the rows are contiguous), the rows off in
-  /// `rowMask(live)` zero; else element by element from `aRowBase`.
+  /// `rowMask(live)` zero (a plain load with a null mask); else element by
+  /// element from `aRowBase`.
   Value tileColumn(const MatrixRef &a, ArrayRef<Value> aRowBase, Value kk,
                    Value mask);
   /// The first `live` of a tile's MR rows (create_mask clamps past MR).
@@ -224,10 +268,9 @@ private:
     return vector::CreateMaskOp::create(
         b, loc, VectorType::get({blk.rows}, b.getI1Type()), ValueRange{live});
   }
-  /// The tile's rows of a transposed A, k by k, into `block` of `aPacked`
-  /// (f32; rows past m as zeros).
-  void packF32(const MatmulSegment &segment, ArrayRef<Value> aRowBase,
-               Value rowsInTile, Value aPacked, const ABlock &block);
+  /// emitPackA in f32 (a transposed A): one parallel iteration per
+  /// kPackGroup row blocks, k by k across them.
+  void emitPackAF32(Value aPacked);
   /// The tile's rows of A at its first row of segment `s` (rows past m
   /// clamped to the last).
   SmallVector<Value> aRowBases(const MatmulSegment &segment, Value bt,
@@ -254,7 +297,7 @@ private:
   std::pair<Value, Value> kRange;
   /// Row blocks per tile group (emitTiles): as many as keep the group's
   /// rows of A within kGroupBytes, at least one, at most all.
-  Value tileGroup();
+  Value tileGroup(Value kExtent);
   /// Mask of the lanes of columns [col, col + VL) below n; null when every
   /// panel is full.
   Value columnMask(Value n, Value col);
@@ -285,6 +328,16 @@ private:
   /// All of B's columns fit one panel (statically).
   bool onePanel = false;
 };
+
+/// The row blocks one iteration of the A pack covers: at most kPackGroup,
+/// as evenly as a static count splits (17 row blocks: 3 groups of 6, not
+/// 2 of 8 and one of 1 that the clamp would pack 8 times).
+static int64_t packGroupSize(std::optional<int64_t> units) {
+  if (!units || *units <= 0)
+    return kPackGroup;
+  int64_t groups = (*units + kPackGroup - 1) / kPackGroup;
+  return (*units + groups - 1) / groups;
+}
 
 void MatmulEmitter::plan() {
   // Paired parts share each panel: VL columns of each.
@@ -338,6 +391,9 @@ void MatmulEmitter::plan() {
     Value blocks = l.mul(p.batch, rowBlocks);
     for (auto [s, segment] : llvm::enumerate(p.segments)) {
       Value perRow = segment.k;
+      if (int64_t kBlock = packedKBlock())
+        perRow =
+            l.mul(l.divUp(segment.k, kBlock), l.index(kBlock + kSlicePadRows));
       if (bf16Pairs())
         perRow = l.mul(l.divUp(l.divUp(segment.k, 2), kPairsPerStore),
                        l.index(kPairsPerStore));
@@ -393,10 +449,10 @@ void MatmulEmitter::forPanelSlots(Value panel,
   }
 }
 
-Value MatmulEmitter::tileGroup() {
+Value MatmulEmitter::tileGroup(Value kExtent) {
   int64_t rowBytes = blk.rows * 4;
   Value fit = arith::DivUIOp::create(b, loc, l.index(kGroupBytes),
-                                     l.mul(kTotal, l.index(rowBytes)));
+                                     l.mul(kExtent, l.index(rowBytes)));
   return l.minIdx(l.maxIdx(fit, l.index(1)), rowBlocks);
 }
 
@@ -594,7 +650,8 @@ MatmulEmitter::accumulatePacked(unsigned s, Value packed, Value panelBase,
     return bv;
   };
   if (!bf16Pairs())
-    return l.forLoop(l.index(0), segment.k, acc,
+    return l.forLoop(kRange.first ? kRange.first : l.index(0),
+                     kRange.first ? kRange.second : segment.k, acc,
                      [&](Value kk, ValueRange accIn) {
                        SmallVector<Value> bv = panelVectors(kk);
                        return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
@@ -627,11 +684,19 @@ MatmulEmitter::ABlock MatmulEmitter::aBlock(unsigned s, Value bt,
                                             Value rowBlock) {
   Value perRow = aPackedPerRow[s];
   Value block = l.add(l.mul(bt, rowBlocks), rowBlock);
-  Value base =
-      l.add(aPackedOffset[s], l.mul(block, l.mul(perRow, l.index(blk.rows))));
+  Value mr = l.index(blk.rows);
+  if (int64_t kBlock = packedKBlock()) {
+    // [bt][k / kBlock][row block][kBlock + kSlicePadRows][MR].
+    Value perBatch = l.mul(rowBlocks, l.mul(perRow, mr));
+    Value sliceFloats = l.index((kBlock + kSlicePadRows) * blk.rows);
+    Value base = l.add(aPackedOffset[s], l.add(l.mul(bt, perBatch),
+                                               l.mul(rowBlock, sliceFloats)));
+    return ABlock{base, l.index(1), mr, kBlock, l.mul(rowBlocks, sliceFloats)};
+  }
+  Value base = l.add(aPackedOffset[s], l.mul(block, l.mul(perRow, mr)));
   if (rowMajorA(s))
     return ABlock{base, perRow, l.index(1)};
-  return ABlock{base, l.index(1), l.index(blk.rows)};
+  return ABlock{base, l.index(1), mr};
 }
 
 SmallVector<Value> MatmulEmitter::aRowBases(const MatmulSegment &segment,
@@ -646,6 +711,8 @@ SmallVector<Value> MatmulEmitter::aRowBases(const MatmulSegment &segment,
 }
 
 void MatmulEmitter::emitPackA(Value aPacked) {
+  if (!bf16Pairs())
+    return emitPackAF32(aPacked);
   l.parallelFor(l.mul(p.batch, rowBlocks), [&](Value t) {
     Value rowBlock = arith::RemUIOp::create(b, loc, t, rowBlocks);
     Value bt = arith::DivUIOp::create(b, loc, t, rowBlocks);
@@ -655,21 +722,46 @@ void MatmulEmitter::emitPackA(Value aPacked) {
         continue;
       SmallVector<Value> rowBase = aRowBases(segment, bt, firstRow);
       Value rows = l.sub(p.m, firstRow);
-      if (bf16Pairs())
-        packPairs(segment, rowBase, rows, aPacked, aBlock(s, bt, rowBlock));
-      else
-        packF32(segment, rowBase, rows, aPacked, aBlock(s, bt, rowBlock));
+      packPairs(segment, rowBase, rows, aPacked, aBlock(s, bt, rowBlock));
     }
   });
 }
 
-void MatmulEmitter::packF32(const MatmulSegment &segment,
-                            ArrayRef<Value> aRowBase, Value rowsInTile,
-                            Value aPacked, const ABlock &block) {
-  Value mask = rowMask(rowsInTile);
-  l.forLoop(l.index(0), segment.k, [&](Value kk) {
-    vector::StoreOp::create(b, loc, tileColumn(segment.a, aRowBase, kk, mask),
-                            aPacked, ValueRange{block.index(l, 0, kk)});
+void MatmulEmitter::emitPackAF32(Value aPacked) {
+  std::optional<int64_t> m = l.constantIndex(p.m);
+  bool fullRowBlocks = m && *m % blk.rows == 0;
+  int64_t size =
+      packGroupSize(m ? std::optional<int64_t>((*m + blk.rows - 1) / blk.rows)
+                      : std::nullopt);
+  Value groups = l.divUp(rowBlocks, size);
+  Value lastBlock = l.sub(rowBlocks, l.index(1));
+  l.parallelFor(l.mul(p.batch, groups), [&](Value t) {
+    Value group = arith::RemUIOp::create(b, loc, t, groups);
+    Value bt = arith::DivUIOp::create(b, loc, t, groups);
+    for (auto [s, segment] : llvm::enumerate(p.segments)) {
+      if (!packsA(s))
+        continue;
+      // The group's row blocks; past the last, the last again (its
+      // columns written twice, the same values).
+      SmallVector<SmallVector<Value>> rowBase;
+      SmallVector<Value> masks;
+      SmallVector<ABlock> blocks;
+      for (int64_t g = 0; g < size; ++g) {
+        Value rowBlock =
+            l.minIdx(l.add(l.mul(group, l.index(size)), l.index(g)), lastBlock);
+        Value firstRow = l.mul(rowBlock, l.index(blk.rows));
+        rowBase.push_back(aRowBases(segment, bt, firstRow));
+        masks.push_back(fullRowBlocks ? Value()
+                                      : rowMask(l.sub(p.m, firstRow)));
+        blocks.push_back(aBlock(s, bt, rowBlock));
+      }
+      l.forLoop(l.index(0), segment.k, [&](Value kk) {
+        for (int64_t g = 0; g < size; ++g)
+          vector::StoreOp::create(
+              b, loc, tileColumn(segment.a, rowBase[g], kk, masks[g]), aPacked,
+              ValueRange{blocks[g].index(l, 0, kk)});
+      });
+    }
   });
 }
 
@@ -679,6 +771,9 @@ Value MatmulEmitter::tileColumn(const MatrixRef &a, ArrayRef<Value> aRowBase,
   Value aCol = l.mul(kk, a.colStride);
   std::optional<int64_t> rowStride = l.constantIndex(a.rowStride);
   if (rowStride && *rowStride == 1) {
+    if (!mask)
+      return vector::LoadOp::create(b, loc, rowsType, a.flat,
+                                    ValueRange{l.add(aRowBase[0], aCol)});
     Value zeroRows = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(rowsType, b.getF32FloatAttr(0.0)));
     return vector::MaskedLoadOp::create(b, loc, rowsType, a.flat,
@@ -797,14 +892,32 @@ bool MatmulEmitter::smallOutput() const {
   return outputs * 4 <= kGroupBytes;
 }
 
+int64_t MatmulEmitter::packedKBlock() const {
+  // Blocks of 1,024 k rows: a panel's slice (128 KiB, NR floats wide) and
+  // a group's rows of A (kGroupBytes) share L2. Smaller blocks add dW's
+  // reloads (megabytes) for little: with blocks of 256, GPT-2's weight
+  // gradients at 1,024 tokens (b4 s256) took 5-10% longer, and at 4,096
+  // tokens no less time than with 1,024.
+  constexpr int64_t kRows = 1024;
+  if (readsBInPlace() || bf16Pairs() || p.bf16Operands ||
+      p.segments.size() != 1 || rowMajorA(0) || !packsA(0) ||
+      p.epilogue != MatmulEpilogue::Store)
+    return 0;
+  for (const MatmulPart &part : p.parts)
+    if (part.bias || !part.c.flat)
+      return 0;
+  return kRows;
+}
+
 void MatmulEmitter::emitTiles(Value packed, Value aPacked) {
-  if (packed || !kBlockRows())
+  int64_t blockRows = packed ? packedKBlock() : kBlockRows();
+  if (!blockRows)
     return emitTileLoop(packed, aPacked);
   Value k = p.segments.front().k;
-  Value rows = l.index(kBlockRows());
+  Value rows = l.index(blockRows);
   // At least one block: with no rows (an expert no token chose) its tiles
   // store dW = 0.
-  Value blocks = l.maxIdx(l.divUp(k, kBlockRows()), l.index(1));
+  Value blocks = l.maxIdx(l.divUp(k, blockRows), l.index(1));
   l.forLoop(l.index(0), blocks, [&](Value block) {
     Value begin = l.mul(block, rows);
     kRange = {begin, l.minIdx(l.add(begin, rows), k)};
@@ -823,7 +936,9 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
   // the group's rows of A stay in L2 while every panel passes over them.
   // Without groups every panel streamed all of A from L3 or memory: a
   // weight gradient's A (X^T, tokens x d_ff) is megabytes.
-  Value group = tileGroup();
+  // A packed K-blocked product's group spans one block of k per row.
+  Value group =
+      tileGroup(packed && kRange.first ? l.index(packedKBlock()) : kTotal);
   Value tilesPerBatch = l.mul(panels, rowBlocks);
   l.parallelFor(l.mul(p.batch, tilesPerBatch), [&](Value t) {
     Value bt = arith::DivUIOp::create(b, loc, t, tilesPerBatch);
@@ -868,8 +983,11 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         SmallVector<Value> aRowBase = aRowBases(segment, bt, firstRow);
         ABlock packedA;
         bool readsPackedA = aPacked && packsA(s);
-        if (readsPackedA)
+        if (readsPackedA) {
           packedA = aBlock(s, bt, rowBlock);
+          if (kRange.first)
+            packedA = packedA.slice(l, kRange.first);
+        }
         if (packed) {
           acc = accumulatePacked(s, packed, panelBase, aRowBase, aPacked,
                                  packedA, std::move(acc));
@@ -921,11 +1039,30 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         const MatrixRef *ref;
         Value col, mask;
       };
+      // A packed K-blocked product adds this block's sums to dW so far
+      // (none in the first block, whose loads read dW's unwritten memory
+      // and are discarded). Added after the block's k loop, not carried
+      // into it: the loads of dW (megabytes, not in cache) then hold up
+      // no FMA.
+      bool addSoFar = packed && kRange.first;
+      Value firstBlock;
+      if (addSoFar)
+        firstBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           kRange.first, l.index(0));
+      Value lastRow = l.sub(p.m, l.index(1));
       SmallVector<SmallVector<RowStore>> stores(blk.rows);
       for (int64_t r = 0; r < blk.rows; ++r) {
         SmallVector<Value> tile;
         for (auto [v, slot] : llvm::enumerate(slots)) {
           Value value = acc[r * blk.vectorsPerRow + v];
+          if (addSoFar) {
+            const MatmulPart &part = p.parts[slot.part];
+            Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+            Value sofar = loadRow(part.c, part.n, bt, row, slot.col, masks[v]);
+            value = arith::SelectOp::create(
+                b, loc, firstBlock, value,
+                arith::AddFOp::create(b, loc, sofar, value));
+          }
           if (biases[v])
             value = arith::AddFOp::create(b, loc, value, biases[v]);
           tile.push_back(value);
