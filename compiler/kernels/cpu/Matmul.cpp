@@ -238,8 +238,8 @@ private:
       return l.add(l.add(at, l.mul(slice, sliceStride)),
                    l.mul(inSlice, kStride));
     }
-    /// The same elements for i in one slice [first, first + kBlock): the
-    /// slice's base, so that the micro-kernel's index is one FMA-free add.
+    /// The same elements for i in the slice [first, first + kBlock), as a
+    /// plain k-major block: no division in the micro-kernel's k loop.
     ABlock slice(KernelBuilder &l, Value first) const {
       if (!kBlock)
         return *this;
