@@ -22,6 +22,16 @@ std::vector<std::string> linesUpTo(const fs::path &path, int64_t step) {
   return kept;
 }
 
+int64_t lastStepOf(const fs::path &path) {
+  std::ifstream in(path);
+  std::string line;
+  int64_t last = 0;
+  for (bool header = true; std::getline(in, line); header = false)
+    if (!header && !line.empty())
+      last = std::atoll(line.c_str());
+  return last;
+}
+
 std::unique_ptr<ProbeLog> ProbeLog::forArray(const tfc_array_info &info,
                                              int64_t numel) {
   std::string name = info.name;

@@ -27,6 +27,9 @@ namespace tfc::train {
 std::vector<std::string> linesUpTo(const std::filesystem::path &path,
                                    int64_t step);
 
+/// The step of a CSV log's last row; 0 when it has none (or no file).
+int64_t lastStepOf(const std::filesystem::path &path);
+
 class ProbeLog {
 public:
   /// The probe the forward's array `info` is, sized for `numel` elements;

@@ -564,6 +564,15 @@ bool Run::train(RunSummary &summary, std::string &error) {
   fs::create_directories(opt.dir);
   fs::path ckpt = fs::path(opt.dir) / "checkpoint.safetensors";
   fs::path logPath = fs::path(opt.dir) / "log.csv";
+  // A finished run (its log reaches the last step) is left as it is, with
+  // or without its checkpoint: a long grid's finished folders can be kept
+  // without their weights and resumed elsewhere.
+  if (opt.resume && lastStepOf(logPath) == cfg.train.steps) {
+    if (lead)
+      fmt::print(stderr, "{}finished, left as it is: {}\n", opt.label,
+                 logPath.string());
+    return true;
+  }
   std::vector<std::string> kept;
   if (opt.resume && fs::exists(ckpt)) {
     uint64_t savedSeed = 0;
