@@ -71,10 +71,14 @@ LogicalResult LinearActOp::buildGradients(OpBuilder &b,
   Type biasType = getBias() ? getBias().getType() : Type();
   // One statement each: the order of the primal reads fixes the save slots.
   Value x = context.primal(getInput());
-  Value pre = context.primal(getPre());
+  // relu'(pre) = relu'(relu(pre)): the gradient reads the result, which the
+  // next layer's weight gradient reads anyway, and pre is neither saved nor
+  // written (a quarter less of the FFN's forward memory traffic).
+  Value actInput = context.primal(
+      getKind() == ActivationKind::relu ? getResult() : getPre());
   auto grads = LinearActWeightGradOp::create(b, loc, getWeight().getType(),
                                              getPre().getType(), biasType, x,
-                                             pre, dy, getKind());
+                                             actInput, dy, getKind());
   inheritFusion(*this, grads);
   auto dx = LinearOp::create(b, loc, getInput().getType(), grads.getPreGrad(),
                              context.primal(getWeight()), Value(),

@@ -23,8 +23,10 @@ def Tfc_LinearActOp : Tfc_Op<"linear_act", [Pure,
   let summary = "act(x @ W + b): a linear layer with its activation";
   let description = [{
     `pre = x W (+ b)` and `result = act(pre)`, computed in the matmul's
-    output loop. `pre` is what the activation's gradient reads; it must have
-    no uses in the forward function (backward reads it from its save slot).
+    output loop. `pre` is what the activation's gradient reads (relu's reads
+    `result`: relu'(pre) = relu'(result), so `pre` has no use and is not
+    written); it must have no uses in the forward function (backward reads it
+    from its save slot).
 
     ```mlir
     %y, %pre = tfc.linear_act #tfc.activation<gelu_tanh> %x, %w, %b
@@ -146,7 +148,9 @@ def Tfc_LinearActWeightGradOp : Tfc_Op<"linear_act_weight_grad", [Pure,
     The backward of tfc.linear_act but its input gradient: the matmul
     computes `d_pre` while it packs it, writes it out (the input gradient's
     matmul reads it) and sums its columns for the bias gradient (optional)
-    in the same sweep.
+    in the same sweep. `pre` is the activation's input, or for relu its
+    output (the same derivative, read from the value the forward keeps
+    anyway).
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$pre,
                        Tfc_F32Tensor:$grad, Tfc_ActivationKindAttr:$kind);
