@@ -34,6 +34,30 @@ func.func @ffn(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf3
 
 // -----
 
+// relu: relu'(pre) = relu'(h), so the gradient reads h (saved for w_down's
+// weight gradient anyway) and pre is not saved (tfc.save_results: -1).
+// CHECK-LABEL: func.func @relu_ffn(
+// CHECK:         %[[H:.*]], %{{.*}} = tfc.linear_act #tfc.activation<relu> {{.*}} {tfc.fused = "epilogue", tfc.save_results = array<i64: 0, -1>}
+// CHECK-LABEL: func.func @relu_ffn_grad(
+// CHECK-NEXT:    %[[HS:.*]] = tfc.saved 0 : tensor<?x?x32xf32>
+// CHECK:         %[[DH:.*]] = tfc.linear %{{.*}}, %{{.*}} {transpose_weight}
+// CHECK:         %[[X:.*]] = tfc.saved 1 : tensor<?x?x8xf32>
+// CHECK-NEXT:    %{{.*}}, %{{.*}}, %{{.*}} = tfc.linear_act_weight_grad #tfc.activation<relu> %[[X]], %[[HS]], %[[DH]]
+// CHECK-NOT:     tfc.saved
+func.func @relu_ffn(%params: tensor<?xf32> {tfc.role = "params"}, %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "relu_ffn", tfc.max_batch = 4 : i64, tfc.max_seq = 16 : i64, tfc.param_count = 1000 : i64, tfc.vocab = 0 : i64} {
+  %w1 = tfc.param %params {name = "w_up.weight", offset = 0 : i64} : tensor<?xf32> -> tensor<8x32xf32>
+  %b1 = tfc.param %params {name = "w_up.bias", offset = 256 : i64} : tensor<?xf32> -> tensor<32xf32>
+  %w2 = tfc.param %params {name = "w_down.weight", offset = 288 : i64} : tensor<?xf32> -> tensor<32x8xf32>
+  %pre = tfc.linear %x, %w1, %b1 : (tensor<?x?x8xf32>, tensor<8x32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+  %h = tfc.activation #tfc.activation<relu> %pre : tensor<?x?x32xf32>
+  %y = tfc.linear %h, %w2 : (tensor<?x?x32xf32>, tensor<32x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
 // y = q + k + v of one input x: dx is one matmul over the three parts.
 // CHECK-LABEL: func.func @qkv_grad(
 // CHECK-SAME:      %[[P:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "params"}, %[[DY:[a-z0-9]+]]: tensor<?x?x8xf32> {tfc.role = "d_y"}, %[[DP:[a-z0-9]+]]: tensor<?xf32> {tfc.role = "d_params"})
