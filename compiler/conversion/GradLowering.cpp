@@ -7,7 +7,8 @@
 // Gradients summed over rows (bias, gamma, embedding and position tables)
 // must not depend on the thread count: no atomics, and no partial sums
 // whose split follows the threads. They run one parallel iteration per
-// chunk of columns, each adding all rows in row order.
+// chunk of columns, each adding all rows in row order (the norms' gamma and
+// beta: partial sums of fixed blocks of rows, kernels/NormGrad.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "kernels/Elementwise.h"
 #include "kernels/Labels.h"
 #include "kernels/Math.h"
+#include "kernels/NormGrad.h"
 #include "kernels/RowLoops.h"
 #include "kernels/Softmax.h"
 #include "tfc/Dialect/TfcDialect.h"
@@ -233,15 +235,8 @@ struct BatchMatmulLowering
 //===----------------------------------------------------------------------===//
 
 /// Shared body of the norm gradients. With xhat = (x - mean) * rstd and
-/// g = dy * gamma:
-///   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
-///   dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy;
-/// RMSNorm has no mean (and no mean(g) term) and no beta.
-///
-/// Pass 1 (parallel over rows) recomputes the row statistics exactly as the
-/// forward does, writes dx and keeps mean and rstd per row; pass 2
-/// (parallel over column chunks) sums dgamma and dbeta in row order.
-/// With `groups` > 1 each row is that many rows of its width / groups.
+/// A norm's gradient (kernels/NormGrad.h). With `groups` > 1 each row is
+/// that many rows of its width / groups (a per-head norm: QK-norm).
 static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
                                   Value gamma, bool subtractMean,
                                   int64_t groups) {
@@ -253,77 +248,29 @@ static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
   l.allocateLike(op->getResult(1), gamma);
   if (subtractMean)
     l.allocateLike(op->getResult(2), gamma);
-  // [rows, 2]: mean and rstd of each row, from pass 1 to pass 2.
-  l.allocate(l.b.getF32Type(), {rowCount(l, in, groups), l.allocIndex(2)});
+  l.allocate(l.b.getF32Type(),
+             normGradPartialDims(l, rowCount(l, in, groups), width / groups,
+                                 subtractMean));
   return success();
 }
 
 static void emitNormGrad(Operation *op, Lowering &l, Value input, Value gamma,
                          Value grad, double epsilon, bool subtractMean,
                          int64_t groups) {
-  int64_t width = cast<ShapedType>(input.getType()).getShape().back() / groups;
+  NormGradProblem p;
   Buffer in = l.lookup(input);
-  Buffer dy = l.lookup(grad);
-  Buffer dx = l.lookup(op->getResult(0));
-  Buffer dgamma = l.lookup(op->getResult(1));
-  Buffer dbeta = subtractMean ? l.lookup(op->getResult(2)) : Buffer();
-  Buffer stats = l.takeScratch();
-  Value rows = stats.dims[0];
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value g = l.lookup(gamma).flat;
-  Value w = l.index(width);
-  auto mulf = [&](Value x, Value y) -> Value {
-    return arith::MulFOp::create(b, loc, x, y);
-  };
-  auto subf = [&](Value x, Value y) -> Value {
-    return arith::SubFOp::create(b, loc, x, y);
-  };
-
-  RowLoops::forEachRow(l, rows, [&](RowLoops &rowLoops, Value row) {
-    Value base = l.mul(row, w);
-    auto [mean, rstd] =
-        rowLoops.normStatistics(width, epsilon, subtractMean, [&](Value i) {
-          return l.load(in.flat, l.add(base, i));
-        });
-    rowLoops.onFirstThread([&] {
-      Value statsBase = l.mul(row, l.index(2));
-      l.store(mean, stats.flat, statsBase);
-      l.store(rstd, stats.flat, l.add(statsBase, l.index(1)));
-    });
-    auto xhatAt = [&](Value i) {
-      return mulf(subf(l.load(in.flat, l.add(base, i)), mean), rstd);
-    };
-    auto gAt = [&](Value i) {
-      return mulf(l.load(dy.flat, l.add(base, i)), l.load(g, i));
-    };
-    RowLoops::NormGradTerms terms =
-        rowLoops.normGradTerms(width, subtractMean, gAt, xhatAt);
-    rowLoops.forEachColumn(w, [&](Value i) {
-      l.store(rowLoops.normInputGrad(terms, rstd, gAt(i), xhatAt(i)), dx.flat,
-              l.add(base, i));
-    });
-  });
-
-  SmallVector<Value> outs = {dgamma.flat};
-  if (subtractMean)
-    outs.push_back(dbeta.flat);
-  emitColumnSums(
-      l, rows, w, outs,
-      [&](Value r) -> SmallVector<Value> {
-        Value statsBase = l.mul(r, l.index(2));
-        return {l.load(stats.flat, statsBase),
-                l.load(stats.flat, l.add(statsBase, l.index(1)))};
-      },
-      [&](Value r, Value j, ValueRange perRow) -> SmallVector<Value> {
-        Value idx = l.add(l.mul(r, w), j);
-        Value xhat = mulf(subf(l.load(in.flat, idx), perRow[0]), perRow[1]);
-        Value d = l.load(dy.flat, idx);
-        SmallVector<Value> terms = {mulf(d, xhat)};
-        if (subtractMean)
-          terms.push_back(d);
-        return terms;
-      });
+  p.x = in.flat;
+  p.dy = l.flatOf(grad);
+  p.gamma = l.flatOf(gamma);
+  l.atAllocationPoint([&] { p.rows = rowCount(l, in, groups); });
+  p.width = cast<ShapedType>(input.getType()).getShape().back() / groups;
+  p.epsilon = epsilon;
+  p.subtractMean = subtractMean;
+  p.dx = l.flatOf(op->getResult(0));
+  p.dGamma = l.flatOf(op->getResult(1));
+  p.dBeta = subtractMean ? l.flatOf(op->getResult(2)) : Value();
+  p.partial = l.takeScratch();
+  mlir::tfc::emitNormGrad(l, p);
 }
 
 namespace {

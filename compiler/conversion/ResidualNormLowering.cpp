@@ -5,33 +5,21 @@
 // row that stays in the first-level cache (d_model floats). The unfused
 // pair writes the sum to memory and reads it back twice.
 //
-// tfc.residual_norm_grad: one parallel iteration per block of rows writes
-// each row's input gradient (plus the gradient from the sum's other uses;
-// alpha times it for the residual) and adds the row's terms of d_gamma and
-// d_beta into the block's partial sums; a short second loop adds the
-// partials of all blocks in block order. Blocks have a fixed number of
-// rows, so the sums do not depend on the thread count, and x and dy are not
-// read a second time for the parameter gradients.
+// tfc.residual_norm_grad: the norm's gradient (kernels/NormGrad.h: blocks
+// of rows, each adding its rows' terms of d_gamma and d_beta into partial
+// sums), with the gradient from the sum's other uses added to the row's and
+// alpha times it written for the residual.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conversion/OpLowering.h"
 #include "kernels/Elementwise.h"
+#include "kernels/NormGrad.h"
 #include "kernels/RowLoops.h"
 #include "tfc/Dialect/TfcDialect.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
-
-/// Rows per parallel iteration of the backward op. 16 rows of d_model 768
-/// are 48 KiB of x and of dy: the block's partial sums (two rows) stay in
-/// the first-level cache while its rows stream through; batch 4 x seq 256
-/// gives 64 iterations to share among the threads.
-static constexpr int64_t kRowBlock = 16;
-
-/// Columns per parallel iteration of the final column sums: two cache
-/// lines, so no two iterations write the same line.
-static constexpr int64_t kColumnChunk = 32;
 
 static Value mulf(Lowering &l, Value a, Value c) {
   return arith::MulFOp::create(l.b, l.loc, a, c);
@@ -129,114 +117,31 @@ LogicalResult ResidualNormGradLowering::plan(ResidualNormGradOp op,
   l.allocateLike(op.getGammaGrad(), op.getGamma());
   if (layerNorm)
     l.allocateLike(op.getBetaGrad(), op.getGamma());
-  // [blocks, sums, width]: each row block's partial d_gamma (and d_beta).
-  Value blocks = l.divUp(rowCount(l, l.lookup(op.getSum())), kRowBlock);
   l.allocate(l.b.getF32Type(),
-             {blocks, l.allocIndex(layerNorm ? 2 : 1), l.allocIndex(width)});
+             normGradPartialDims(l, rowCount(l, l.lookup(op.getSum())), width,
+                                 layerNorm));
   return success();
 }
 
 LogicalResult ResidualNormGradLowering::emit(ResidualNormGradOp op,
                                              Lowering &l) const {
-  int64_t width = op.getSum().getType().getShape().back();
-  bool layerNorm = op.getKind() == NormKind::layernorm;
+  NormGradProblem p;
   Buffer x = l.lookup(op.getSum());
-  Buffer gammaBuf = l.lookup(op.getGamma());
-  Buffer dy = l.lookup(op.getGrad());
-  Value dOther = l.flatOf(op.getSumGrad());
-  Buffer dSum = l.lookup(op.getBranchGrad());
-  Buffer dResidual =
-      op.getResidualGrad() ? l.lookup(op.getResidualGrad()) : Buffer();
-  Buffer dGamma = l.lookup(op.getGammaGrad());
-  Buffer dBeta = layerNorm ? l.lookup(op.getBetaGrad()) : Buffer();
-  // [blocks, sums, width]: each row block's partial d_gamma (and d_beta).
-  Buffer partial = l.takeScratch();
-  Value blocks = partial.dims[0];
-  int64_t sums = layerNorm ? 2 : 1;
-  Value rows;
-  l.atAllocationPoint([&] { rows = rowCount(l, x); });
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  Value g = gammaBuf.flat;
-  Value w = l.index(width);
-  double alpha = op.getAlpha().convertToDouble();
-  double epsilon = op.getEpsilon().convertToDouble();
-  Value blockFloats = l.index(sums * width);
-
-  RowLoops::forEachRow(l, blocks, [&](RowLoops &rowLoops, Value block) {
-    Value pGamma = l.mul(block, blockFloats);
-    Value pBeta = l.add(pGamma, w);
-    // Column i's partials belong to the thread that adds to them (CUDA).
-    rowLoops.forEachColumn(w, [&](Value i) {
-      l.store(l.f32(0.0), partial.flat, l.add(pGamma, i));
-      if (layerNorm)
-        l.store(l.f32(0.0), partial.flat, l.add(pBeta, i));
-    });
-    Value first = l.mul(block, l.index(kRowBlock));
-    Value last = l.minIdx(l.add(first, l.index(kRowBlock)), rows);
-    l.forLoop(first, last, [&](Value row) {
-      Value base = l.mul(row, w);
-      auto xAt = [&](Value i) { return l.load(x.flat, l.add(base, i)); };
-      auto [mean, rstd] =
-          rowLoops.normStatistics(width, epsilon, layerNorm, xAt);
-      auto xhatAt = [&](Value i) {
-        return mulf(l, subf(l, xAt(i), mean), rstd);
-      };
-      auto gAt = [&](Value i) {
-        return mulf(l, l.load(dy.flat, l.add(base, i)), l.load(g, i));
-      };
-      // dx as the norm gradient's (RowLoops::normGradTerms).
-      RowLoops::NormGradTerms terms =
-          rowLoops.normGradTerms(width, layerNorm, gAt, xhatAt);
-      rowLoops.forEachColumn(w, [&](Value i) {
-        Value idx = l.add(base, i);
-        Value xhat = xhatAt(i);
-        Value v = rowLoops.normInputGrad(terms, rstd, gAt(i), xhat);
-        // The sum's gradient from its other uses comes first, as
-        // tfc-derive-backward's accumulation adds them.
-        if (dOther)
-          v = arith::AddFOp::create(b, loc, l.load(dOther, idx), v);
-        l.store(v, dSum.flat, idx);
-        if (dResidual.flat)
-          l.store(mulf(l, v, l.f32(alpha)), dResidual.flat, idx);
-        Value d = l.load(dy.flat, idx);
-        Value at = l.add(pGamma, i);
-        l.store(arith::AddFOp::create(b, loc, l.load(partial.flat, at),
-                                      mulf(l, d, xhat)),
-                partial.flat, at);
-        if (layerNorm) {
-          Value atBeta = l.add(pBeta, i);
-          l.store(
-              arith::AddFOp::create(b, loc, l.load(partial.flat, atBeta), d),
-              partial.flat, atBeta);
-        }
-      });
-    });
-  });
-
-  // The blocks' partials, added in block order; blocks outside, columns
-  // inside, so the inner loop is contiguous.
-  l.parallelFor(l.divUp(w, kColumnChunk), [&](Value c) {
-    Value begin = l.mul(c, l.index(kColumnChunk));
-    Value end = l.minIdx(l.add(begin, l.index(kColumnChunk)), w);
-    SmallVector<Value> outs = {dGamma.flat};
-    if (layerNorm)
-      outs.push_back(dBeta.flat);
-    l.forLoop(begin, end, [&](Value j) {
-      for (Value out : outs)
-        l.store(l.f32(0.0), out, j);
-    });
-    l.forLoop(l.index(0), blocks, [&](Value block) {
-      Value at = l.mul(block, blockFloats);
-      l.forLoop(begin, end, [&](Value j) {
-        for (auto [k, out] : llvm::enumerate(outs)) {
-          Value v =
-              l.load(partial.flat, l.add(at, l.add(l.index(k * width), j)));
-          l.store(arith::AddFOp::create(b, loc, l.load(out, j), v), out, j);
-        }
-      });
-    });
-  });
+  p.x = x.flat;
+  p.dy = l.flatOf(op.getGrad());
+  p.gamma = l.flatOf(op.getGamma());
+  l.atAllocationPoint([&] { p.rows = rowCount(l, x); });
+  p.width = op.getSum().getType().getShape().back();
+  p.epsilon = op.getEpsilon().convertToDouble();
+  p.subtractMean = op.getKind() == NormKind::layernorm;
+  p.dx = l.flatOf(op.getBranchGrad());
+  p.dOther = l.flatOf(op.getSumGrad());
+  p.dResidual = l.flatOf(op.getResidualGrad());
+  p.alpha = op.getAlpha().convertToDouble();
+  p.dGamma = l.flatOf(op.getGammaGrad());
+  p.dBeta = l.flatOf(op.getBetaGrad());
+  p.partial = l.takeScratch();
+  emitNormGrad(l, p);
   return success();
 }
 

@@ -110,38 +110,45 @@ func.func @rms_norm(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// Pass 1 per row: the statistics again, kept per row in a [rows, 2]
-// workspace buffer, then the two sums of g and g * xhat in one loop, then dx.
-// Pass 2 per chunk of columns: dgamma and dbeta in row order.
+// As tfc.residual_norm_grad (kernels/NormGrad.h): blocks of 16 rows, each
+// zeroing its partial dgamma / dbeta rows, then per row the statistics again,
+// the two sums of g and g * xhat in one loop, and one sweep that writes dx
+// and adds into the partials; a second loop adds the blocks' partials in
+// block order. x and dy are read in the one pass.
 // CHECK-LABEL: func.func @layer_norm_grad_forward(
-// CHECK:         %[[STATS:.*]] = memref.view %{{.*}}[%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
-// CHECK:         scf.parallel
-// CHECK:           %[[MEANSUM:.*]] = scf.for {{.*}} -> (f32) {
-// CHECK:           %[[MEAN:.*]] = arith.mulf %[[MEANSUM]], %{{.*}} : f32
-// CHECK:           scf.for {{.*}} -> (f32) {
-// CHECK:           %[[RSTD:.*]] = math.rsqrt
-// CHECK:           memref.store %[[MEAN]], %[[STATS]][%{{.*}}] : memref<?xf32>
-// CHECK:           memref.store %[[RSTD]], %[[STATS]][%{{.*}}] : memref<?xf32>
-// CHECK:           %[[SUMS:.*]]:2 = scf.for {{.*}} -> (f32, f32) {
-// CHECK:             arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
-// CHECK-NEXT:        arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
-// CHECK:           arith.mulf %[[SUMS]]#0, %{{.*}} : f32
-// CHECK:           arith.mulf %[[SUMS]]#1, %{{.*}} : f32
+// CHECK:         %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : index
+// CHECK:         %[[PART:.*]] = memref.view %{{.*}}[%{{.*}}][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BLOCKS]]) step (%{{.*}}) {
 // CHECK:           scf.for
-// CHECK:             %[[DX:.*]] = arith.mulf %[[RSTD]], %{{.*}} : f32
-// CHECK-NEXT:        memref.store %[[DX]]
+// CHECK:             memref.store %{{.*}}, %[[PART]][
+// CHECK:             memref.store %{{.*}}, %[[PART]][
+// CHECK:           scf.for
+// CHECK:             %[[MEANSUM:.*]] = scf.for {{.*}} -> (f32) {
+// CHECK:             arith.mulf %[[MEANSUM]], %{{.*}} : f32
+// CHECK:             scf.for {{.*}} -> (f32) {
+// CHECK:             %[[RSTD:.*]] = math.rsqrt
+// CHECK:             %[[SUMS:.*]]:2 = scf.for {{.*}} -> (f32, f32) {
+// CHECK:               arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK-NEXT:          arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK:             arith.mulf %[[SUMS]]#0, %{{.*}} : f32
+// CHECK:             arith.mulf %[[SUMS]]#1, %{{.*}} : f32
+// CHECK:             scf.for
+// CHECK:               %[[DX:.*]] = arith.mulf %[[RSTD]], %{{.*}} : f32
+// CHECK-NEXT:          memref.store %[[DX]]
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.store %{{.*}}, %[[PART]][
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.store %{{.*}}, %[[PART]][
 // CHECK:         } {tfc.kernel = "layer_norm_grad"}
 // CHECK:         scf.parallel
 // CHECK:           scf.for
 // CHECK:             memref.store
 // CHECK:             memref.store
-// CHECK:           scf.for
-// CHECK:             memref.load %[[STATS]][
-// CHECK:             memref.load %[[STATS]][
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] step
 // CHECK:             scf.for
 // CHECK-NOT:           fastmath
-// CHECK:               memref.store
-// CHECK:               memref.store
+// CHECK:               memref.load %[[PART]][
+// CHECK:               memref.load %[[PART]][
 // CHECK:         } {tfc.kernel = "layer_norm_grad"}
 func.func @layer_norm_grad(%params: tensor<?xf32> {tfc.role = "params"},
                            %x: tensor<?x?x8xf32> {tfc.role = "x"},
