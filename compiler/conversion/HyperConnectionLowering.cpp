@@ -117,6 +117,15 @@ int64_t streamsWidth(Value streams) {
   return cast<RankedTensorType>(streams.getType()).getDimSize(2);
 }
 
+/// `init[at] + v` when the gradient op has an init (the input's gradient so
+/// far, tfc-derive-backward's takeGrad), else `v`: the order of the tfc.add
+/// it replaces, so the sum is the same bits.
+Value withInit(Lowering &l, Value init, Value at, Value v) {
+  if (!init)
+    return v;
+  return arith::AddFOp::create(l.b, l.loc, l.load(init, at), v);
+}
+
 /// Where the maps of a token start, and their parts (the .td's layout).
 struct MapsLayout {
   int64_t n;
@@ -287,6 +296,7 @@ struct HcAggregateGradLowering
     Value maps = l.lookup(op.getMaps()).flat;
     Value g = l.lookup(op.getGrad()).flat;
     Value dx = l.lookup(op.getInputGrad()).flat;
+    Value init = l.flatOf(op.getInit());
     Value dmaps = l.lookup(op.getMapsGrad()).flat;
     MapsLayout m{static_cast<int64_t>(op.getStreams())};
     int64_t n = m.n, d = streamsWidth(op.getGrad());
@@ -298,7 +308,9 @@ struct HcAggregateGradLowering
         Value stream = l.add(x, l.mul(i, l.index(d)));
         Value pre = l.load(maps, l.add(h, i));
         l.forLoop(l.index(0), l.index(d), [&](Value c) {
-          l.store(f.mul(pre, l.load(g, l.add(gRow, c))), dx, l.add(stream, c));
+          Value at = l.add(stream, c);
+          l.store(withInit(l, init, at, f.mul(pre, l.load(g, l.add(gRow, c)))),
+                  dx, at);
         });
         l.store(f.dot(in.flat, stream, g, gRow, d), dmaps, l.add(h, i));
       });
@@ -646,6 +658,7 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
   Value bias = l.lookup(op.getBias()).flat;
   Value g = l.lookup(op.getGrad()).flat;
   Value dx = l.lookup(op.getInputGrad()).flat;
+  Value init = l.flatOf(op.getInit());
   Value dproj = l.lookup(op.getProjGrad()).flat;
   Value dalpha = l.lookup(op.getAlphaGrad()).flat;
   Value dbias = l.lookup(op.getBiasGrad()).flat;
@@ -770,7 +783,9 @@ LogicalResult MhcMapsGradLowering::emit(MhcMapsGradOp op, Lowering &l) const {
       Value scale = f.div(dr, f.mul(l.f32(double(n * d)), tok.r));
       Value x = l.mul(t, l.index(n * d));
       l.forLoop(l.index(0), l.index(n * d), [&](Value c) {
-        l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx, l.add(x, c));
+        Value at = l.add(x, c);
+        l.store(withInit(l, init, at, f.mul(scale, l.load(in.flat, at))), dx,
+                at);
       });
     });
   });

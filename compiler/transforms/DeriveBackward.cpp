@@ -86,6 +86,7 @@ public:
   Value primal(Value value) override;
   Value resultGrad(unsigned index) override;
   void addGrad(Value value, Value grad) override;
+  Value takeGrad(Value value) override;
   void addParamGrad(ParamOp param, Value grad) override;
 
 private:
@@ -183,6 +184,15 @@ Value BackwardBuilder::resultGrad(unsigned index) {
 void BackwardBuilder::addGrad(Value value, Value grad) {
   Value &slot = grads[value];
   slot = slot ? AddOp::create(b, loc(), slot, grad).getResult() : grad;
+}
+
+Value BackwardBuilder::takeGrad(Value value) {
+  auto it = grads.find(value);
+  if (it == grads.end())
+    return Value();
+  Value sum = it->second;
+  grads.erase(it);
+  return sum;
 }
 
 void BackwardBuilder::addParamGrad(ParamOp param, Value grad) {

@@ -74,9 +74,12 @@ LogicalResult HcAggregateOp::buildGradients(OpBuilder &b,
   Value dy = context.resultGrad(0);
   if (!dy)
     return success();
+  // The input's gradient so far (the stream mixing's, from hc_distribute_grad)
+  // is added in the sweep that writes this one.
+  Value init = context.takeGrad(getInput());
   auto grads = HcAggregateGradOp::create(
       b, getLoc(), getInput().getType(), getMaps().getType(),
-      context.primal(getInput()), context.primal(getMaps()), dy,
+      context.primal(getInput()), context.primal(getMaps()), dy, init,
       getStreamsAttr());
   context.addGrad(getInput(), grads.getInputGrad());
   context.addGrad(getMaps(), grads.getMapsGrad());
@@ -105,12 +108,13 @@ LogicalResult MhcMapsOp::buildGradients(OpBuilder &b,
   if (!dy)
     return success();
   Location loc = getLoc();
+  Value init = context.takeGrad(getInput());
   auto grads = MhcMapsGradOp::create(
       b, loc, getInput().getType(), getProj().getType(), perToken(b, 3),
       getProj().getType(), context.primal(getInput()),
       context.primal(getProj()), context.primal(getAlpha()),
-      context.primal(getBias()), dy, getStreamsAttr(), getSinkhornItersAttr(),
-      getEpsilonAttr());
+      context.primal(getBias()), dy, init, getStreamsAttr(),
+      getSinkhornItersAttr(), getEpsilonAttr());
   context.addGrad(getInput(), grads.getInputGrad());
   context.addGrad(getProj(), grads.getProjGrad());
   addSummed(b, loc, context, getAlpha(), grads.getAlphaGrad());

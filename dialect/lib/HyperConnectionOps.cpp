@@ -186,3 +186,22 @@ LogicalResult HcDistributeOp::verify() {
     return emitOpError("result type must be the input's");
   return success();
 }
+
+namespace {
+/// A gradient op's optional `init` (the input's gradient so far) has the
+/// input's type.
+LogicalResult verifyInit(Operation *op, Value init, Value input) {
+  if (init && init.getType() != input.getType())
+    return op->emitOpError("init must have the input's type ")
+           << input.getType() << ", got " << init.getType();
+  return success();
+}
+} // namespace
+
+LogicalResult HcAggregateGradOp::verify() {
+  return verifyInit(*this, getInit(), getInput());
+}
+
+LogicalResult MhcMapsGradOp::verify() {
+  return verifyInit(*this, getInit(), getInput());
+}

@@ -77,3 +77,30 @@ func.func @mhc_maps_grad(%params: tensor<?xf32> {tfc.role = "params"},
       : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
   return %dx, %dp, %da, %db : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>
 }
+
+// -----
+
+// With init (the streams' gradient so far), the input gradient's sweep loads
+// it and adds the stream's own term to it, in the order of the tfc.add it
+// replaces (init first).
+// CHECK-LABEL: func.func @aggregate_grad_init_forward(
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[OWN:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:          %[[INIT:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:          %[[SUM:.*]] = arith.addf %[[INIT]], %[[OWN]] : f32
+// CHECK-NEXT:          memref.store %[[SUM]]
+// CHECK:         } {tfc.kernel = "hc_aggregate_grad"}
+func.func @aggregate_grad_init(%params: tensor<?xf32> {tfc.role = "params"},
+                               %x: tensor<?x?x16xf32> {tfc.role = "x"},
+                               %m: tensor<?x?x8xf32> {tfc.role = "x"},
+                               %g: tensor<?x?x8xf32> {tfc.role = "x"},
+                               %init: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"}, tensor<?x?x8xf32> {tfc.role = "y"})
+    attributes {tfc.model = "aggregate_grad_init", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 1 : i64, tfc.vocab = 0 : i64} {
+  %dx, %dm = tfc.hc_aggregate_grad %x, %m, %g init %init {streams = 2 : i64}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>)
+  return %dx, %dm : tensor<?x?x16xf32>, tensor<?x?x8xf32>
+}

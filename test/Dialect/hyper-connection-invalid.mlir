@@ -255,3 +255,21 @@ func.func @hidden_norm_matrix(%x: tensor<?x?x16xf32>, %p: tensor<3x2xf32>, %i: i
   %r = tfc.hidden_norm %x into %p[%i] : tensor<?x?x16xf32>, tensor<3x2xf32>
   return
 }
+
+// -----
+
+func.func @aggregate_grad_init(%x: tensor<?x?x16xf32>, %m: tensor<?x?x8xf32>, %y: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{'tfc.hc_aggregate_grad' op init must have the input's type 'tensor<?x?x16xf32>', got 'tensor<?x?x8xf32>'}}
+  %a0, %a1 = tfc.hc_aggregate_grad %x, %m, %y init %y {streams = 2 : i64}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>)
+  return
+}
+
+// -----
+
+func.func @mhc_maps_grad_init(%x: tensor<?x?x16xf32>, %m: tensor<?x?x8xf32>, %alpha: tensor<3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'tfc.mhc_maps_grad' op init must have the input's type 'tensor<?x?x16xf32>', got 'tensor<?x?x8xf32>'}}
+  %m0, %m1, %m2, %m3 = tfc.mhc_maps_grad %x, %m, %alpha, %b, %m init %m {streams = 2 : i64, sinkhorn_iters = 3 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
+  return
+}

@@ -44,6 +44,9 @@ func.func @hc_maps(%x: tensor<?x?x16xf32>, %pa: tensor<?x?x3xf32>,
 // CHECK: tfc.hc_distribute_grad {{.*}} -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
 // CHECK: tfc.mhc_maps_grad {{.*}} -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
 // CHECK: tfc.hc_maps_grad {{.*}} -> (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<?x?x6xf32>, tensor<?x?x2xf32>, tensor<?x?x1xf32>, tensor<?x?x1xf32>)
+// With init, the input's gradient so far:
+// CHECK: tfc.hc_aggregate_grad %{{.*}}, %{{.*}}, %{{.*}} init %[[G:[a-z0-9]+]] {streams = 2 : i64}
+// CHECK: tfc.mhc_maps_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} init %[[G]] {
 func.func @gradients(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>,
                      %m: tensor<?x?x8xf32>, %g: tensor<?x?x16xf32>,
                      %alpha: tensor<3xf32>, %b: tensor<8xf32>,
@@ -57,6 +60,10 @@ func.func @gradients(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>,
       : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
   %h0, %h1, %h2, %h3, %h4, %h5, %h6 = tfc.hc_maps_grad %x, %pa, %pb, %k, %k, %m {streams = 2 : i64, epsilon = 1.0e-5 : f64}
       : (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<?x?x6xf32>, tensor<?x?x2xf32>, tensor<?x?x1xf32>, tensor<?x?x1xf32>)
+  %i0, %i1 = tfc.hc_aggregate_grad %x, %m, %y init %g {streams = 2 : i64}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>)
+  %n0, %n1, %n2, %n3 = tfc.mhc_maps_grad %x, %m, %alpha, %b, %m init %g {streams = 2 : i64, sinkhorn_iters = 3 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
   return
 }
 

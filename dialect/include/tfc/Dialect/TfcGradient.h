@@ -33,6 +33,12 @@ public:
   /// (token ids) must not be added.
   virtual void addGrad(Value forward, Value grad) = 0;
 
+  /// The gradient added to `forward` so far, taken out of the sum: a rule
+  /// whose gradient op adds it in the sweep that writes its own (an `init`
+  /// operand: no separate tfc.add over the tensor) hands the total back
+  /// with addGrad. Null when nothing was added yet.
+  virtual Value takeGrad(Value forward) = 0;
+
   /// Accumulates `grad` into the parameter gradient buffer at the place of
   /// `param` (same offset, same layer).
   virtual void addParamGrad(ParamOp param, Value grad) = 0;

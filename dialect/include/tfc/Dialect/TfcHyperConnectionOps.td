@@ -183,17 +183,20 @@ def Tfc_HcAggregateGradOp : Tfc_Op<"hc_aggregate_grad", [Pure,
     AllTypesMatch<["maps", "maps_grad"]>]> {
   let summary = "gradients of tfc.hc_aggregate: the streams' and H_pre's";
   let description = [{
-    `input_grad[t, i * d + c] = maps[t, i] * grad[t, c]`,
+    `input_grad[t, i * d + c] = init[t, i * d + c] + maps[t, i] * grad[t,
+    c]` (`init`: the gradient of the input's other uses, optional),
     `maps_grad[t, i] = sum_c input[t, i * d + c] * grad[t, c]` for i < n,
     0 past them.
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$maps,
-                       Tfc_F32Tensor:$grad, Tfc_StreamsAttr:$streams);
+                       Tfc_F32Tensor:$grad, Optional<Tfc_F32Tensor>:$init,
+                       Tfc_StreamsAttr:$streams);
   let results = (outs Tfc_F32Tensor:$input_grad, Tfc_F32Tensor:$maps_grad);
   let assemblyFormat = [{
-    $input `,` $maps `,` $grad attr-dict `:`
+    $input `,` $maps `,` $grad (`init` $init^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Tfc_HcDistributeGradOp : Tfc_Op<"hc_distribute_grad", [Pure,
@@ -229,19 +232,22 @@ def Tfc_MhcMapsGradOp : Tfc_Op<"mhc_maps_grad", [Pure,
     factors' `alpha_grad` `[b, t, 3]` and the biases' `bias_grad` `[b, t,
     n^2 + 2n]` (summed over tokens by tfc.reduce_rows). The Sinkhorn
     iterations are recomputed from the logits and differentiated one by
-    one, last first.
+    one, last first. `init` (optional): the gradient of the input's other
+    uses, which `input_grad` adds its own to.
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$proj,
                        1DTensorOf<[F32]>:$alpha, 1DTensorOf<[F32]>:$bias,
-                       Tfc_F32Tensor:$grad, Tfc_StreamsAttr:$streams,
+                       Tfc_F32Tensor:$grad, Optional<Tfc_F32Tensor>:$init,
+                       Tfc_StreamsAttr:$streams,
                        ConfinedAttr<I64Attr, [IntPositive]>:$sinkhorn_iters,
                        F64Attr:$epsilon);
   let results = (outs Tfc_F32Tensor:$input_grad, Tfc_F32Tensor:$proj_grad,
                       Tfc_F32Tensor:$alpha_grad, Tfc_F32Tensor:$bias_grad);
   let assemblyFormat = [{
-    $input `,` $proj `,` $alpha `,` $bias `,` $grad attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $proj `,` $alpha `,` $bias `,` $grad (`init` $init^)? attr-dict
+    `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Tfc_HcMapsGradOp : Tfc_Op<"hc_maps_grad", [Pure,
