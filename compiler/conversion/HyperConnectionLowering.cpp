@@ -883,6 +883,7 @@ LogicalResult HcMapsGradLowering::emit(HcMapsGradOp op, Lowering &l) const {
   Value betaProj = l.lookup(op.getBetaProj()).flat;
   Value g = l.lookup(op.getGrad()).flat;
   Value dx = l.lookup(op.getInputGrad()).flat;
+  Value init = l.flatOf(op.getInit());
   Value dAlphaProj = l.lookup(op.getAlphaProjGrad()).flat;
   Value dBetaProj = l.lookup(op.getBetaProjGrad()).flat;
   Value dStaticAlpha = l.lookup(op.getStaticAlphaGrad()).flat;
@@ -939,8 +940,9 @@ LogicalResult HcMapsGradLowering::emit(HcMapsGradOp op, Lowering &l) const {
           Value scale = f.div(dr, f.mul(l.f32(double(d)), s.r));
           Value x = l.mul(l.add(l.mul(t, nIdx), i), l.index(d));
           l.forLoop(zero, l.index(d), [&](Value c) {
-            l.store(f.mul(scale, l.load(in.flat, l.add(x, c))), dx,
-                    l.add(x, c));
+            Value at = l.add(x, c);
+            l.store(withInit(l, init, at, f.mul(scale, l.load(in.flat, at))),
+                    dx, at);
           });
           return {f.add(acc[0], a[0]), f.add(acc[1], f.mul(dB, tb))};
         });

@@ -128,12 +128,13 @@ LogicalResult HcMapsOp::buildGradients(OpBuilder &b, GradientContext &context) {
     return success();
   Location loc = getLoc();
   int64_t n = getStreams();
+  Value init = context.takeGrad(getInput());
   auto grads = HcMapsGradOp::create(
       b, loc, getInput().getType(), getAlphaProj().getType(),
       getBetaProj().getType(), perToken(b, n * (n + 1)), perToken(b, n),
       perToken(b, 1), perToken(b, 1), context.primal(getInput()),
       context.primal(getAlphaProj()), context.primal(getBetaProj()),
-      context.primal(getAlphaScale()), context.primal(getBetaScale()), dy,
+      context.primal(getAlphaScale()), context.primal(getBetaScale()), dy, init,
       getStreamsAttr(), getEpsilonAttr());
   context.addGrad(getInput(), grads.getInputGrad());
   context.addGrad(getAlphaProj(), grads.getAlphaProjGrad());

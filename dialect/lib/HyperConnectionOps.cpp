@@ -205,3 +205,7 @@ LogicalResult HcAggregateGradOp::verify() {
 LogicalResult MhcMapsGradOp::verify() {
   return verifyInit(*this, getInit(), getInput());
 }
+
+LogicalResult HcMapsGradOp::verify() {
+  return verifyInit(*this, getInit(), getInput());
+}

@@ -273,3 +273,12 @@ func.func @mhc_maps_grad_init(%x: tensor<?x?x16xf32>, %m: tensor<?x?x8xf32>, %al
       : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
   return
 }
+
+// -----
+
+func.func @hc_maps_grad_init(%x: tensor<?x?x16xf32>, %pa: tensor<?x?x3xf32>, %pb: tensor<?x?x1xf32>, %k: tensor<1xf32>, %m: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{'tfc.hc_maps_grad' op init must have the input's type 'tensor<?x?x16xf32>', got 'tensor<?x?x3xf32>'}}
+  %h0, %h1, %h2, %h3, %h4, %h5, %h6 = tfc.hc_maps_grad %x, %pa, %pb, %k, %k, %m init %pa {streams = 2 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<?x?x6xf32>, tensor<?x?x2xf32>, tensor<?x?x1xf32>, tensor<?x?x1xf32>)
+  return
+}

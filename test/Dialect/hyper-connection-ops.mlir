@@ -47,6 +47,7 @@ func.func @hc_maps(%x: tensor<?x?x16xf32>, %pa: tensor<?x?x3xf32>,
 // With init, the input's gradient so far:
 // CHECK: tfc.hc_aggregate_grad %{{.*}}, %{{.*}}, %{{.*}} init %[[G:[a-z0-9]+]] {streams = 2 : i64}
 // CHECK: tfc.mhc_maps_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} init %[[G]] {
+// CHECK: tfc.hc_maps_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} init %[[G]] {
 func.func @gradients(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>,
                      %m: tensor<?x?x8xf32>, %g: tensor<?x?x16xf32>,
                      %alpha: tensor<3xf32>, %b: tensor<8xf32>,
@@ -64,6 +65,8 @@ func.func @gradients(%x: tensor<?x?x16xf32>, %y: tensor<?x?x8xf32>,
       : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>)
   %n0, %n1, %n2, %n3 = tfc.mhc_maps_grad %x, %m, %alpha, %b, %m init %g {streams = 2 : i64, sinkhorn_iters = 3 : i64, epsilon = 1.0e-5 : f64}
       : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x3xf32>, tensor<?x?x8xf32>)
+  %j0, %j1, %j2, %j3, %j4, %j5, %j6 = tfc.hc_maps_grad %x, %pa, %pb, %k, %k, %m init %g {streams = 2 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x3xf32>, tensor<?x?x1xf32>, tensor<?x?x6xf32>, tensor<?x?x2xf32>, tensor<?x?x1xf32>, tensor<?x?x1xf32>)
   return
 }
 

@@ -6,9 +6,9 @@
 // the maps' per-token gradients of the biases, static maps and gates are
 // summed by tfc.reduce_rows into d_params; the projections' gradients go
 // through their tfc.linear (a transposed linear and a weight gradient).
-// hc_aggregate_grad and mhc_maps_grad add the streams' gradient so far
-// (init) in their own sweep: the stream gradient of the mHC sub-layer is
-// summed by one tfc.add (the projection's transposed linear), not three.
+// hc_aggregate_grad, mhc_maps_grad and hc_maps_grad add the streams'
+// gradient so far (init) in their own sweep: a sub-layer's stream gradient
+// is summed by one tfc.add (its projections' transposed linears), not three.
 
 // CHECK-LABEL: func.func @hc_grad(
 // CHECK:         tfc.hc_expand %{{.*}} {streams = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?x8xf32>
@@ -16,7 +16,7 @@
 // CHECK-DAG:       tfc.hc_distribute_grad %{{.*}} {streams = 2 : i64}
 // CHECK-DAG:       tfc.hc_aggregate_grad %{{.*}}, %{{.*}}, %{{.*}} init %{{.*}} {streams = 2 : i64}
 // CHECK-DAG:       tfc.mhc_maps_grad %{{.*}} init %{{.*}} {epsilon = 1.000000e-05 : f64, sinkhorn_iters = 3 : i64, streams = 2 : i64}
-// CHECK-DAG:       tfc.hc_maps_grad %{{.*}} {epsilon = 1.000000e-05 : f64, streams = 2 : i64}
+// CHECK-DAG:       tfc.hc_maps_grad %{{.*}} init %{{.*}} {epsilon = 1.000000e-05 : f64, streams = 2 : i64}
 // CHECK-DAG:       tfc.reduce_rows %{{.*}} : tensor<?x?x3xf32> -> tensor<3xf32>
 // CHECK-DAG:       tfc.reduce_rows %{{.*}} : tensor<?x?x8xf32> -> tensor<8xf32>
 // CHECK-DAG:       tfc.reduce_rows %{{.*}} : tensor<?x?x6xf32> -> tensor<6xf32>

@@ -259,12 +259,14 @@ def Tfc_HcMapsGradOp : Tfc_Op<"hc_maps_grad", [Pure,
     From the maps' gradient `grad`: `input_grad` (through each stream's r
     only), the projections' gradients, and per token the static maps'
     (`[b, t, n*(n+1)]`, `[b, t, n]`) and the two scales' (`[b, t, 1]`
-    each), summed over tokens by tfc.reduce_rows.
+    each), summed over tokens by tfc.reduce_rows. `init` (optional): the
+    gradient of the input's other uses, which `input_grad` adds its own to.
   }];
   let arguments = (ins Tfc_F32Tensor:$input, Tfc_F32Tensor:$alpha_proj,
                        Tfc_F32Tensor:$beta_proj,
                        1DTensorOf<[F32]>:$alpha_scale,
                        1DTensorOf<[F32]>:$beta_scale, Tfc_F32Tensor:$grad,
+                       Optional<Tfc_F32Tensor>:$init,
                        Tfc_StreamsAttr:$streams, F64Attr:$epsilon);
   let results = (outs Tfc_F32Tensor:$input_grad,
                       Tfc_F32Tensor:$alpha_proj_grad,
@@ -275,8 +277,9 @@ def Tfc_HcMapsGradOp : Tfc_Op<"hc_maps_grad", [Pure,
                       Tfc_F32Tensor:$beta_scale_grad);
   let assemblyFormat = [{
     $input `,` $alpha_proj `,` $beta_proj `,` $alpha_scale `,` $beta_scale
-    `,` $grad attr-dict `:` functional-type(operands, results)
+    `,` $grad (`init` $init^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 #endif // TFC_HYPER_CONNECTION_OPS_TD
