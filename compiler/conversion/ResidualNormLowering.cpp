@@ -21,13 +21,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-static Value mulf(Lowering &l, Value a, Value c) {
-  return arith::MulFOp::create(l.b, l.loc, a, c);
-}
-static Value subf(Lowering &l, Value a, Value c) {
-  return arith::SubFOp::create(l.b, l.loc, a, c);
-}
-
 /// Whether the fused add's sum is stored (see the plan).
 static bool keepsSum(ResidualNormOp op) {
   return !op.getSum().use_empty() ||
@@ -77,7 +70,7 @@ LogicalResult ResidualNormLowering::emit(ResidualNormOp op, Lowering &l) const {
       Value idx = l.add(base, i);
       Value r = l.load(residual.flat, idx);
       if (alpha != 1.0)
-        r = mulf(l, r, l.f32(alpha));
+        r = l.mulf(r, l.f32(alpha));
       Value v = arith::AddFOp::create(b, loc, r, l.load(branch.flat, idx));
       l.store(v, s, idx);
       return v;
@@ -87,8 +80,8 @@ LogicalResult ResidualNormLowering::emit(ResidualNormOp op, Lowering &l) const {
         [&](Value i) { return l.load(s, l.add(base, i)); }, total);
     row.forEachColumn(w, [&](Value i) {
       Value idx = l.add(base, i);
-      Value y = mulf(l, subf(l, l.load(s, idx), mean), rstd);
-      y = mulf(l, y, l.load(g, i));
+      Value y = l.mulf(l.subf(l.load(s, idx), mean), rstd);
+      y = l.mulf(y, l.load(g, i));
       if (beta)
         y = arith::AddFOp::create(b, loc, y, l.load(beta, i));
       l.store(y, out.flat, idx);

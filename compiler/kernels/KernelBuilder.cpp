@@ -225,6 +225,18 @@ Value KernelBuilder::minIdx(Value a, Value c) {
   return arith::MinSIOp::create(b, loc, a, c);
 }
 
+Value KernelBuilder::addf(Value a, Value c) {
+  return arith::AddFOp::create(b, loc, a, c);
+}
+
+Value KernelBuilder::subf(Value a, Value c) {
+  return arith::SubFOp::create(b, loc, a, c);
+}
+
+Value KernelBuilder::mulf(Value a, Value c) {
+  return arith::MulFOp::create(b, loc, a, c);
+}
+
 Value KernelBuilder::indexToF32(Value index) {
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);

@@ -151,6 +151,10 @@ public:
                              function_ref<Value(unsigned)> dynamicDim);
 
   Value f32(double v);
+  /// Float arithmetic without fast-math flags (f32 or vectors of it).
+  Value addf(Value a, Value c);
+  Value subf(Value a, Value c);
+  Value mulf(Value a, Value c);
   /// An index value as f32 (exact below 2^24).
   Value indexToF32(Value index);
   /// `x` (f32 or a vector of f32) rounded to the nearest bf16, ties to even,

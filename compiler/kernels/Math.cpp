@@ -27,35 +27,29 @@ Value mlir::tfc::applyActivation(KernelBuilder &l, ActivationKind kind,
                                  Value x) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  auto mulf = [&](Value a, Value c) -> Value {
-    return arith::MulFOp::create(b, loc, a, c);
-  };
-  auto addf = [&](Value a, Value c) -> Value {
-    return arith::AddFOp::create(b, loc, a, c);
-  };
   switch (kind) {
   case ActivationKind::relu:
     return arith::MaximumFOp::create(b, loc, x, constantLike(l, x, 0.0));
   case ActivationKind::gelu: {
     // 0.5 x (1 + erf(x / sqrt 2))
     Value erf =
-        math::ErfOp::create(b, loc, mulf(x, constantLike(l, x, M_SQRT1_2)));
-    return mulf(mulf(x, constantLike(l, x, 0.5)),
-                addf(erf, constantLike(l, x, 1.0)));
+        math::ErfOp::create(b, loc, l.mulf(x, constantLike(l, x, M_SQRT1_2)));
+    return l.mulf(l.mulf(x, constantLike(l, x, 0.5)),
+                  l.addf(erf, constantLike(l, x, 1.0)));
   }
   case ActivationKind::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = mulf(mulf(x, x), x);
-    Value inner = mulf(addf(x, mulf(x3, constantLike(l, x, 0.044715))),
-                       constantLike(l, x, std::sqrt(2.0 / M_PI)));
+    Value x3 = l.mulf(l.mulf(x, x), x);
+    Value inner = l.mulf(l.addf(x, l.mulf(x3, constantLike(l, x, 0.044715))),
+                         constantLike(l, x, std::sqrt(2.0 / M_PI)));
     Value t = math::TanhOp::create(b, loc, inner);
-    return mulf(mulf(x, constantLike(l, x, 0.5)),
-                addf(t, constantLike(l, x, 1.0)));
+    return l.mulf(l.mulf(x, constantLike(l, x, 0.5)),
+                  l.addf(t, constantLike(l, x, 1.0)));
   }
   case ActivationKind::silu: {
     // x / (1 + exp(-x))
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, x, addf(e, constantLike(l, x, 1.0)));
+    return arith::DivFOp::create(b, loc, x, l.addf(e, constantLike(l, x, 1.0)));
   }
   }
   llvm_unreachable("unknown activation");
@@ -65,15 +59,6 @@ Value mlir::tfc::activationDerivative(KernelBuilder &l, ActivationKind kind,
                                       Value x) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  auto mulf = [&](Value a, Value c) -> Value {
-    return arith::MulFOp::create(b, loc, a, c);
-  };
-  auto addf = [&](Value a, Value c) -> Value {
-    return arith::AddFOp::create(b, loc, a, c);
-  };
-  auto subf = [&](Value a, Value c) -> Value {
-    return arith::SubFOp::create(b, loc, a, c);
-  };
   switch (kind) {
   case ActivationKind::relu: {
     // 0 at x = 0, as PyTorch.
@@ -85,39 +70,42 @@ Value mlir::tfc::activationDerivative(KernelBuilder &l, ActivationKind kind,
   case ActivationKind::gelu: {
     // Phi(x) + x phi(x) = 0.5 (1 + erf(x / sqrt 2))
     //                     + x exp(-x^2 / 2) / sqrt(2 pi)
-    Value cdf = mulf(addf(math::ErfOp::create(
-                              b, loc, mulf(x, constantLike(l, x, M_SQRT1_2))),
-                          constantLike(l, x, 1.0)),
-                     constantLike(l, x, 0.5));
-    Value pdf = mulf(
-        math::ExpOp::create(b, loc, mulf(mulf(x, x), constantLike(l, x, -0.5))),
-        constantLike(l, x, 0.5 * M_2_SQRTPI * M_SQRT1_2));
-    return addf(cdf, mulf(x, pdf));
+    Value cdf =
+        l.mulf(l.addf(math::ErfOp::create(
+                          b, loc, l.mulf(x, constantLike(l, x, M_SQRT1_2))),
+                      constantLike(l, x, 1.0)),
+               constantLike(l, x, 0.5));
+    Value pdf =
+        l.mulf(math::ExpOp::create(
+                   b, loc, l.mulf(l.mulf(x, x), constantLike(l, x, -0.5))),
+               constantLike(l, x, 0.5 * M_2_SQRTPI * M_SQRT1_2));
+    return l.addf(cdf, l.mulf(x, pdf));
   }
   case ActivationKind::gelu_tanh: {
     // With u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u):
     // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
     Value c = constantLike(l, x, std::sqrt(2.0 / M_PI));
-    Value x2 = mulf(x, x);
-    Value u = mulf(addf(x, mulf(mulf(x2, x), constantLike(l, x, 0.044715))), c);
+    Value x2 = l.mulf(x, x);
+    Value u = l.mulf(
+        l.addf(x, l.mulf(l.mulf(x2, x), constantLike(l, x, 0.044715))), c);
     Value t = math::TanhOp::create(b, loc, u);
-    Value du = mulf(addf(mulf(x2, constantLike(l, x, 3.0 * 0.044715)),
-                         constantLike(l, x, 1.0)),
-                    c);
+    Value du = l.mulf(l.addf(l.mulf(x2, constantLike(l, x, 3.0 * 0.044715)),
+                             constantLike(l, x, 1.0)),
+                      c);
     Value left =
-        mulf(addf(t, constantLike(l, x, 1.0)), constantLike(l, x, 0.5));
-    Value right = mulf(mulf(mulf(x, constantLike(l, x, 0.5)),
-                            subf(constantLike(l, x, 1.0), mulf(t, t))),
-                       du);
-    return addf(left, right);
+        l.mulf(l.addf(t, constantLike(l, x, 1.0)), constantLike(l, x, 0.5));
+    Value right = l.mulf(l.mulf(l.mulf(x, constantLike(l, x, 0.5)),
+                                l.subf(constantLike(l, x, 1.0), l.mulf(t, t))),
+                         du);
+    return l.addf(left, right);
   }
   case ActivationKind::silu: {
     // s (1 + x (1 - s)) with s = sigmoid(x)
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
     Value s = arith::DivFOp::create(b, loc, constantLike(l, x, 1.0),
-                                    addf(e, constantLike(l, x, 1.0)));
-    return mulf(s, addf(mulf(x, subf(constantLike(l, x, 1.0), s)),
-                        constantLike(l, x, 1.0)));
+                                    l.addf(e, constantLike(l, x, 1.0)));
+    return l.mulf(s, l.addf(l.mulf(x, l.subf(constantLike(l, x, 1.0), s)),
+                            constantLike(l, x, 1.0)));
   }
   }
   llvm_unreachable("unknown activation");

@@ -19,14 +19,6 @@ SmallVector<Value> mlir::tfc::normGradPartialDims(KernelBuilder &l, Value rows,
 }
 
 void mlir::tfc::emitNormGrad(KernelBuilder &l, const NormGradProblem &p) {
-  OpBuilder &b = l.b;
-  Location loc = l.loc;
-  auto mulf = [&](Value x, Value y) -> Value {
-    return arith::MulFOp::create(b, loc, x, y);
-  };
-  auto addf = [&](Value x, Value y) -> Value {
-    return arith::AddFOp::create(b, loc, x, y);
-  };
   Value w = l.index(p.width);
   int64_t sums = p.subtractMean ? 2 : 1;
   Value blockFloats = l.index(sums * p.width);
@@ -49,11 +41,9 @@ void mlir::tfc::emitNormGrad(KernelBuilder &l, const NormGradProblem &p) {
       // The forward's statistics, bit for bit (RowLoops::normStatistics).
       auto [mean, rstd] =
           rowLoops.normStatistics(p.width, p.epsilon, p.subtractMean, xAt);
-      auto xhatAt = [&](Value i) {
-        return mulf(arith::SubFOp::create(b, loc, xAt(i), mean), rstd);
-      };
+      auto xhatAt = [&](Value i) { return l.mulf(l.subf(xAt(i), mean), rstd); };
       auto gAt = [&](Value i) {
-        return mulf(l.load(p.dy, l.add(base, i)), l.load(p.gamma, i));
+        return l.mulf(l.load(p.dy, l.add(base, i)), l.load(p.gamma, i));
       };
       RowLoops::NormGradTerms terms =
           rowLoops.normGradTerms(p.width, p.subtractMean, gAt, xhatAt);
@@ -62,17 +52,17 @@ void mlir::tfc::emitNormGrad(KernelBuilder &l, const NormGradProblem &p) {
         Value xhat = xhatAt(i);
         Value v = rowLoops.normInputGrad(terms, rstd, gAt(i), xhat);
         if (p.dOther)
-          v = addf(l.load(p.dOther, idx), v);
+          v = l.addf(l.load(p.dOther, idx), v);
         l.store(v, p.dx, idx);
         if (p.dResidual)
-          l.store(mulf(v, l.f32(p.alpha)), p.dResidual, idx);
+          l.store(l.mulf(v, l.f32(p.alpha)), p.dResidual, idx);
         Value d = l.load(p.dy, idx);
         Value at = l.add(pGamma, i);
-        l.store(addf(l.load(p.partial.flat, at), mulf(d, xhat)), p.partial.flat,
-                at);
+        l.store(l.addf(l.load(p.partial.flat, at), l.mulf(d, xhat)),
+                p.partial.flat, at);
         if (p.subtractMean) {
           Value atBeta = l.add(pBeta, i);
-          l.store(addf(l.load(p.partial.flat, atBeta), d), p.partial.flat,
+          l.store(l.addf(l.load(p.partial.flat, atBeta), d), p.partial.flat,
                   atBeta);
         }
       });
@@ -97,7 +87,7 @@ void mlir::tfc::emitNormGrad(KernelBuilder &l, const NormGradProblem &p) {
         for (auto [k, out] : llvm::enumerate(outs)) {
           Value v =
               l.load(p.partial.flat, l.add(at, l.add(l.index(k * p.width), j)));
-          l.store(addf(l.load(out, j), v), out, j);
+          l.store(l.addf(l.load(out, j), v), out, j);
         }
       });
     });
