@@ -234,7 +234,6 @@ struct BatchMatmulLowering
 // Gradients of norms, softmax, mask, activations
 //===----------------------------------------------------------------------===//
 
-/// Shared body of the norm gradients. With xhat = (x - mean) * rstd and
 /// A norm's gradient (kernels/NormGrad.h). With `groups` > 1 each row is
 /// that many rows of its width / groups (a per-head norm: QK-norm).
 static LogicalResult planNormGrad(Operation *op, Lowering &l, Value input,
