@@ -119,7 +119,8 @@ FusedMatmulProblem gluLinearProblem(GLULinearOp op, Lowering &l) {
 }
 
 /// dx = sum_i dy_i W_i^T: segment i contracts over part i's outputs, with
-/// A = dy_i and B = W_i^T.
+/// A = dy_i and B = W_i^T; with an activation, times act'(act_input) in the
+/// output loop.
 FusedMatmulProblem mergedInputGradProblem(MergedInputGradOp op, Lowering &l) {
   Buffer dy0 = l.lookup(op.getGrads()[0]);
   int64_t inWidth = widthOf(op.getWeights()[0], 0);
@@ -138,6 +139,12 @@ FusedMatmulProblem mergedInputGradProblem(MergedInputGradOp op, Lowering &l) {
       part.b.push_back(transposed(l, l.flatOf(w), k));
     }
   });
+  if (Value x = op.getActInput()) {
+    Value flat = l.flatOf(x);
+    l.atAllocationPoint([&] { part.actInput = rowMajor(l, flat, part.n); });
+    p.epilogue = MatmulEpilogue::ActivationGrad;
+    p.activation = *op.getKind();
+  }
   p.parts.push_back(part);
   return p;
 }

@@ -11,7 +11,9 @@
 // A_i = dy_i, B_i = W_i^T), accumulated in registers in segment order.
 //
 // The output loop (epilogue) adds the bias and then stores the tile
-// (Store), stores act(tile) and optionally the tile itself (Activation), or,
+// (Store), stores act(tile) and optionally the tile itself (Activation),
+// stores tile * act'(X) for an X laid out as C (ActivationGrad: the
+// gradient of an activation's input from the next linear's), or,
 // for two parts of equal width packed side by side in every panel (vector
 // 0 of a panel row from part 0, vector 1 from part 1: GatedPair), stores
 // act(part 0) * part 1 and optionally both parts.
@@ -67,7 +69,8 @@ struct MatmulPart {
   /// Optional flat buffer of n floats: B's columns summed over k, in order.
   Value columnSums;
   /// With FusedMatmulProblem::packActivationGrad: X and where B * act'(X)
-  /// goes, both laid out as B (row stride n, column stride 1).
+  /// goes, both laid out as B (row stride n, column stride 1). With the
+  /// ActivationGrad epilogue: X, laid out as C.
   MatrixRef actInput, actOutput;
 };
 
@@ -78,7 +81,7 @@ struct MatmulSegment {
   MatrixRef a;
 };
 
-enum class MatmulEpilogue { Store, Activation, GatedPair };
+enum class MatmulEpilogue { Store, Activation, ActivationGrad, GatedPair };
 
 struct FusedMatmulProblem {
   Value batch, m;

@@ -23,7 +23,8 @@ ArrayRef<tfc::FusionInfo> tfc::allFusions() {
        "Q/K/V (and GLU gate/up) linears of one input as one matmul",
        [] { return createTfcFuseProjections(); }},
       {"epilogue", "bias and activation in the matmul's output loop",
-       [] { return createTfcFuseEpilogue(); }},
+       [] { return createTfcFuseEpilogue(); },
+       [] { return createTfcFuseActivationGrad(); }},
       {"residual-norm", "residual add + norm of its sum -> tfc.residual_norm",
        createTfcFuseResidualNorm},
       {"loss-head", "head matmul + cross-entropy -> tfc.loss_head",
@@ -40,6 +41,13 @@ void tfc::addFusionPasses(OpPassManager &pm,
   for (const FusionInfo &fusion : allFusions())
     if (!disabled.contains(fusion.name))
       pm.addPass(fusion.create());
+}
+
+void tfc::addBackwardFusionPasses(OpPassManager &pm,
+                                  const llvm::StringSet<> &disabled) {
+  for (const FusionInfo &fusion : allFusions())
+    if (fusion.createBackward && !disabled.contains(fusion.name))
+      pm.addPass(fusion.createBackward());
 }
 
 LogicalResult tfc::applyFusionPatterns(Operation *op,

@@ -6,6 +6,12 @@
 // has its own gradient rule, which builds the fused backward ops, so one
 // switch turns a fusion off in both directions.
 //
+// A fused op's gradient rule sees only its own op: where the fused backward
+// reaches into the backward ops of a neighbour's rule (the epilogue
+// fusion's act' applied by the next linear's input gradient), the fusion
+// has a second pass that runs after tfc-derive-backward on the CPU
+// (addBackwardFusionPasses); the same switch turns it off.
+//
 // Every op a fusion creates carries `tfc.fused = "<name>"` (forward ops from
 // the pattern, backward ops from the fused op's gradient rule); the report
 // lists them.
@@ -33,6 +39,8 @@ struct FusionInfo {
   llvm::StringLiteral name;    // As in --disable-fusion and the report.
   llvm::StringLiteral summary; // One line for --help and the report.
   std::unique_ptr<Pass> (*create)();
+  /// Its pass over the derived backward (CPU), if it has one.
+  std::unique_ptr<Pass> (*createBackward)() = nullptr;
 };
 
 /// Every fusion, in the order its pass runs.
@@ -40,6 +48,11 @@ ArrayRef<FusionInfo> allFusions();
 
 /// Adds the passes of every fusion not named in `disabled`.
 void addFusionPasses(OpPassManager &pm, const llvm::StringSet<> &disabled);
+
+/// Adds the backward passes of every fusion not named in `disabled`: after
+/// tfc-derive-backward, for the CPU target.
+void addBackwardFusionPasses(OpPassManager &pm,
+                             const llvm::StringSet<> &disabled);
 
 /// What `tfc --emit=fusion-report` prints: per function, one line per op
 /// that a fusion made, and a count per fusion.

@@ -151,6 +151,39 @@ def TfcFuseEpilogue : Pass<"tfc-fuse-epilogue", "ModuleOp"> {
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
+def TfcFuseActivationGrad : Pass<"tfc-fuse-activation-grad", "ModuleOp"> {
+  let summary = "Applies act' in the output loop of the next linear's input "
+                "gradient (the epilogue fusion's backward half, CPU)";
+  let description = [{
+    Runs after tfc-derive-backward. The input gradient of the linear after
+    a `tfc.linear_act` (the FFN's second linear), whose only use is that
+    layer's `tfc.linear_act_weight_grad`, becomes a `tfc.merged_input_grad`
+    that multiplies its tiles by act'(pre) before storing them: its result
+    is d_pre, and the weight gradient is a plain `tfc.merged_weight_grad`
+    of d_pre. The CPU's weight gradient reads dY in place, so the pack-time
+    product was a sweep of its own that read dY and pre and wrote d_pre;
+    now pre is read by the tiles that make d_pre and dY is never stored.
+    The same floating-point operations in the same order: the gradients
+    are bit-identical. (The CUDA target applies act' while it stages dY,
+    and does not run this pass.)
+
+    Before:
+    ```mlir
+    %g = tfc.linear %dy, %w2 {transpose_weight} : ...
+    %dw, %d_pre, %db = tfc.linear_act_weight_grad #tfc.activation<relu>
+        %x, %h, %g {tfc.fused = "epilogue"} : ...
+    ```
+    After:
+    ```mlir
+    %d_pre = tfc.merged_input_grad grads(%dy) weights(%w2)
+        act(#tfc.activation<relu>, %h) {tfc.fused = "epilogue"} : ...
+    %dw, %db = tfc.merged_weight_grad %x grads(%d_pre) biases(...)
+        {tfc.fused = "epilogue"} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def TfcFuseLossHead : Pass<"tfc-fuse-loss-head", "ModuleOp"> {
   let summary = "Fuses the head's matmul and the cross-entropy loss (loss-head)";
   let description = [{

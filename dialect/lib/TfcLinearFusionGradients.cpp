@@ -44,7 +44,8 @@ void addProjectionGrads(OpBuilder &b, GradientContext &context,
   for (Value bias : biases)
     biasTypes.push_back(bias.getType());
   auto dx =
-      MergedInputGradOp::create(b, loc, input.getType(), grads, primalWeights);
+      MergedInputGradOp::create(b, loc, input.getType(), grads, primalWeights,
+                                /*act_input=*/Value(), ActivationKindAttr());
   inheritFusion(forward, dx);
   auto dw = MergedWeightGradOp::create(b, loc, weightTypes, biasTypes,
                                        context.primal(input), grads);

@@ -165,6 +165,12 @@ LogicalResult MergedInputGradOp::verify() {
                              << ") does not match result dimension " << d
                              << " (" << dimStr(result.getDimSize(d)) << ")";
   }
+  if (bool(getActInput()) != bool(getKindAttr()))
+    return emitOpError("needs both an activation kind and its act_input, or "
+                       "neither");
+  if (getActInput() && getActInput().getType() != result)
+    return emitOpError() << "act_input type " << getActInput().getType()
+                         << " must equal the result type " << result;
   return success();
 }
 

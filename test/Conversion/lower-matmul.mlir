@@ -540,6 +540,36 @@ func.func @linear_act_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// d_pre = (dy W^T) * relu'(h) (tfc-fuse-activation-grad): the plain input
+// gradient's tiles, and in the output loop each accumulator times relu' of
+// h's row (the row clamped to the last: rows past m are computed, not
+// stored) before the store.
+// CHECK-LABEL: func.func @input_grad_act_forward(
+// CHECK:         scf.parallel
+// CHECK:           %[[ACC:.*]]:12 = scf.for {{.*}} -> (vector<8xf32>
+// CHECK-COUNT-12:    vector.fma
+// CHECK:           %[[ROW:.*]] = arith.minsi
+// CHECK:           %[[X:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant dense<0.000000e+00>
+// CHECK-NEXT:      %[[POS:.*]] = arith.cmpf ogt, %[[X]], %[[ZERO]] : vector<8xf32>
+// CHECK:           %[[D:.*]] = arith.select %[[POS]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      %[[OUT:.*]] = arith.mulf %[[ACC]]#0, %[[D]] : vector<8xf32>
+// CHECK:           scf.if
+// CHECK:             vector.store %[[OUT]], %{{.*}}[%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:         } {tfc.kernel = "merged_input_grad"}
+func.func @input_grad_act(%params: tensor<?xf32> {tfc.role = "params"},
+                          %dy: tensor<?x?x8xf32> {tfc.role = "x"},
+                          %h: tensor<?x?x16xf32> {tfc.role = "x"})
+    -> (tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "input_grad_act", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 256 : i64, tfc.vocab = 0 : i64} {
+  %w = tfc.param %params {name = "w_down", offset = 0 : i64} : tensor<?xf32> -> tensor<16x8xf32>
+  %dpre = tfc.merged_input_grad grads(%dy) weights(%w) act(#tfc.activation<relu>, %h) : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %dpre : tensor<?x?x16xf32>
+}
+
+// -----
+
 // Forward keeps the matrix-vector branch for at most MR rows; backward's
 // products always pack (KernelBuilder::fewRowsPath): no branch on the row
 // count, one pack and one tile loop.

@@ -130,6 +130,22 @@ func.func @input_grad_result(%d: tensor<?x?x16xf32>, %w: tensor<8x16xf32>) -> te
 
 // -----
 
+func.func @input_grad_act_type(%d: tensor<?x?x16xf32>, %w: tensor<16x16xf32>, %a: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.merged_input_grad' op act_input type 'tensor<?x?x8xf32>' must equal the result type 'tensor<?x?x16xf32>'}}
+  %dx = tfc.merged_input_grad grads(%d) weights(%w) act(#tfc.activation<relu>, %a) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<?x?x8xf32>) -> tensor<?x?x16xf32>
+  return %dx : tensor<?x?x16xf32>
+}
+
+// -----
+
+func.func @input_grad_act_without_kind(%d: tensor<?x?x16xf32>, %w: tensor<16x16xf32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'tfc.merged_input_grad' op needs both an activation kind and its act_input, or neither}}
+  %dx = "tfc.merged_input_grad"(%d, %w, %d) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %dx : tensor<?x?x16xf32>
+}
+
+// -----
+
 func.func @input_grad_rows(%d: tensor<2x?x16xf32>, %w: tensor<16x16xf32>) -> tensor<3x?x16xf32> {
   // expected-error @+1 {{'tfc.merged_input_grad' op grad 0 dimension 0 (2) does not match result dimension 0 (3)}}
   %dx = tfc.merged_input_grad grads(%d) weights(%w) : (tensor<2x?x16xf32>, tensor<16x16xf32>) -> tensor<3x?x16xf32>

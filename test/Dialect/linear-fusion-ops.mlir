@@ -24,6 +24,7 @@ func.func @forward(%x: tensor<?x?x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32x
 
 // CHECK-LABEL: func.func @backward
 // CHECK:         tfc.merged_input_grad grads(%{{.*}}, %{{.*}}) weights(%{{.*}}, %{{.*}}) : (tensor<?x?x16xf32>, tensor<?x?x32xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+// CHECK:         tfc.merged_input_grad grads(%{{.*}}) weights(%{{.*}}) act(#tfc.activation<relu>, %{{.*}}) : (tensor<?x?x32xf32>, tensor<16x32xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
 // CHECK:         {{.*}} = tfc.merged_weight_grad %{{.*}} grads(%{{.*}}, %{{.*}}) : tensor<?x?x16xf32>, (tensor<?x?x16xf32>, tensor<?x?x32xf32>) -> weights(tensor<16x16xf32>, tensor<16x32xf32>) biases(tensor<16xf32>, tensor<32xf32>)
 // CHECK:         {{.*}} = tfc.merged_weight_grad %{{.*}} grads(%{{.*}}, %{{.*}}) : tensor<?x?x16xf32>, (tensor<?x?x16xf32>, tensor<?x?x32xf32>) -> weights(tensor<16x16xf32>, tensor<16x32xf32>)
 // CHECK:         {{.*}} = tfc.linear_act_weight_grad #tfc.activation<gelu_tanh> %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x16xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<16x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>)
@@ -31,6 +32,7 @@ func.func @forward(%x: tensor<?x?x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32x
 func.func @backward(%x: tensor<?x?x16xf32>, %d16: tensor<?x?x16xf32>, %d32: tensor<?x?x32xf32>,
                     %sq: tensor<16x16xf32>, %w: tensor<16x32xf32>) {
   %0 = tfc.merged_input_grad grads(%d16, %d32) weights(%sq, %w) : (tensor<?x?x16xf32>, tensor<?x?x32xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %5 = tfc.merged_input_grad grads(%d32) weights(%w) act(#tfc.activation<relu>, %x) : (tensor<?x?x32xf32>, tensor<16x32xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
   %1:4 = tfc.merged_weight_grad %x grads(%d16, %d32) : tensor<?x?x16xf32>, (tensor<?x?x16xf32>, tensor<?x?x32xf32>) -> weights(tensor<16x16xf32>, tensor<16x32xf32>) biases(tensor<16xf32>, tensor<32xf32>)
   %2:2 = tfc.merged_weight_grad %x grads(%d16, %d32) : tensor<?x?x16xf32>, (tensor<?x?x16xf32>, tensor<?x?x32xf32>) -> weights(tensor<16x16xf32>, tensor<16x32xf32>)
   %3:3 = tfc.linear_act_weight_grad #tfc.activation<gelu_tanh> %x, %d32, %d32 : (tensor<?x?x16xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<16x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>)

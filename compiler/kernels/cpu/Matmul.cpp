@@ -1075,6 +1075,15 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
               stores[r].push_back({out, &part.pre, slot.col, masks[v]});
             out = applyActivation(l, p.activation, out);
           }
+          if (p.epilogue == MatmulEpilogue::ActivationGrad) {
+            // Rows past m read the last row's X (their products are not
+            // stored).
+            Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
+            Value x =
+                loadRow(part.actInput, part.n, bt, row, slot.col, masks[v]);
+            out = arith::MulFOp::create(
+                b, loc, out, activationDerivative(l, p.activation, x));
+          }
           if (part.c.flat)
             stores[r].push_back({out, &part.c, slot.col, masks[v]});
         }

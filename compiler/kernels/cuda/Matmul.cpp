@@ -111,6 +111,7 @@ struct SlotView {
   Value n, col0;
   SmallVector<PickedRef> b; // Per segment.
   PickedRef c, pre;
+  PickedRef actInput; // ActivationGrad: the tile is multiplied by act'(it).
   Picked bias;
 };
 
@@ -168,8 +169,9 @@ private:
   void emitEpilogue(ArrayRef<SlotView> slots, Value bt, ArrayRef<Value> columns,
                     int64_t width, int64_t numPieces,
                     function_ref<Piece(int64_t)> piece);
-  /// The slots of a block in column tile `tile`.
-  SmallVector<SlotView> slotViews(Value tile);
+  /// The slots of a block in column tile `tile` (two at most: one part, or
+  /// the two of a gated pair).
+  SmallVector<SlotView, 2> slotViews(Value tile);
   Picked pick(Value part, ArrayRef<Value> perPart);
   PickedRef pickRef(Value part, ArrayRef<const MatrixRef *> perPart);
   /// Element (row, col) of `ref` or 0 outside [0, rows) x [0, cols).
@@ -276,8 +278,8 @@ PickedRef GpuMatmulEmitter::pickRef(Value part,
   return out;
 }
 
-SmallVector<SlotView> GpuMatmulEmitter::slotViews(Value tile) {
-  SmallVector<SlotView> views;
+SmallVector<SlotView, 2> GpuMatmulEmitter::slotViews(Value tile) {
+  SmallVector<SlotView, 2> views;
   Value bn = l.index(kBN);
   if (paired()) {
     for (const MatmulPart &part : p.parts) {
@@ -288,6 +290,7 @@ SmallVector<SlotView> GpuMatmulEmitter::slotViews(Value tile) {
         view.b.push_back(pickRef(Value(), {&ref}));
       view.c = pickRef(Value(), {&part.c});
       view.pre = pickRef(Value(), {&part.pre});
+      view.actInput = pickRef(Value(), {&part.actInput});
       view.bias = pick(Value(), {part.bias});
       views.push_back(view);
     }
@@ -326,6 +329,10 @@ SmallVector<SlotView> GpuMatmulEmitter::slotViews(Value tile) {
   view.pre = pickRef(part, refs([](const MatmulPart &pt) -> const MatrixRef & {
                        return pt.pre;
                      }));
+  view.actInput =
+      pickRef(part, refs([](const MatmulPart &pt) -> const MatrixRef & {
+                return pt.actInput;
+              }));
   view.bias = pick(part, values([](const MatmulPart &pt) { return pt.bias; }));
   views.push_back(view);
   return views;
@@ -532,7 +539,7 @@ void GpuMatmulEmitter::emitKernel(const KernelBuilder::GpuIds &ids,
   Value bt = ids.block[2];
   int64_t kRows = rows(), kBM = blockRows();
   Value row0 = l.mul(ids.block[1], l.index(kBM));
-  SmallVector<SlotView> slots = slotViews(ids.block[0]);
+  SmallVector<SlotView, 2> slots = slotViews(ids.block[0]);
   unsigned numSlots = slots.size();
 
   // An operand tile is `width` rows (A's rows, B's columns) by kBK. Thread
@@ -825,6 +832,18 @@ void GpuMatmulEmitter::emitEpilogue(ArrayRef<SlotView> slots, Value bt,
         if (slots[v].pre)
           stores.push_back({out, &slots[v].pre, v});
         out = applyActivation(l, p.activation, out);
+      }
+      if (p.epilogue == MatmulEpilogue::ActivationGrad) {
+        SmallVector<Value> x;
+        for (int64_t j = 0; j < width; ++j)
+          x.push_back(loadMasked(slots[v].actInput.ref, bt, at.row, p.m,
+                                 l.add(l.add(slots[v].col0, col), l.index(j)),
+                                 slots[v].n));
+        out = arith::MulFOp::create(
+            b, loc, out,
+            activationDerivative(
+                l, p.activation,
+                vector::FromElementsOp::create(b, loc, type, x)));
       }
       if (slots[v].c)
         stores.push_back({out, &slots[v].c, v});

@@ -429,8 +429,11 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
     return 1;
   pm.enableTiming(rootTimer);
   mlir::tfc::addFusionPasses(pm, disabled);
-  if (!forwardOnly)
+  if (!forwardOnly) {
     pm.addPass(mlir::tfc::createTfcDeriveBackward());
+    if (!cudaOptions)
+      mlir::tfc::addBackwardFusionPasses(pm, disabled);
+  }
   if (emitKind == Emit::FusionReport) {
     if (failed(pm.run(*module)))
       return 1;

@@ -105,17 +105,32 @@ def Tfc_GLULinearOp : Tfc_Op<"glu_linear", [Pure,
 
 def Tfc_MergedInputGradOp : Tfc_Op<"merged_input_grad", [Pure,
     AttrSizedOperandSegments]> {
-  let summary = "dx = sum_i dy_i W_i^T as one matmul";
+  let summary = "dx = (sum_i dy_i W_i^T) [* act'(a)] as one matmul";
   let description = [{
     The input gradient of several linear layers of one input: one matmul
     whose contraction runs over the concatenated output widths, so the sum
     is accumulated in registers in a fixed order (no tfc.add sweeps).
+
+    With `act`, the input came from an activation `act` of `a` (`a` is its
+    input, or for relu its output, as for tfc.linear_act_weight_grad): the
+    output loop multiplies each tile by act'(a) and the result is the
+    gradient of the activation's input (tfc-fuse-activation-grad).
+
+    ```mlir
+    %d_pre = tfc.merged_input_grad grads(%dy) weights(%w2)
+        act(#tfc.activation<relu>, %h)
+        : (tensor<?x?x128xf32>, tensor<512x128xf32>, tensor<?x?x512xf32>)
+          -> tensor<?x?x512xf32>
+    ```
   }];
   let arguments = (ins Variadic<Tfc_F32Tensor>:$grads,
-                       Variadic<Tfc_F32Tensor>:$weights);
+                       Variadic<Tfc_F32Tensor>:$weights,
+                       Optional<Tfc_F32Tensor>:$act_input,
+                       OptionalAttr<Tfc_ActivationKindAttr>:$kind);
   let results = (outs Tfc_F32Tensor:$result);
   let assemblyFormat = [{
-    `grads` `(` $grads `)` `weights` `(` $weights `)` attr-dict `:`
+    `grads` `(` $grads `)` `weights` `(` $weights `)`
+    (`act` `(` qualified($kind)^ `,` $act_input `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
