@@ -183,8 +183,9 @@ public:
   /// the copy task's, mHC's; not GPT-2's) and whose dY is read in place
   /// reads X^T in place too, one block of k rows (tokens) at a time: the
   /// blocks in order, each one parallel loop over the tiles, dW carried
-  /// from block to block (in L2). X's rows of a block (kGroupBytes) and
-  /// dY's stay in L2 while every tile reads them, so X is read once and
+  /// from block to block (in L2). X's and dY's rows of a block (kGroupBytes
+  /// together; counting X's alone, the copy task's fc1 blocks held 2 MiB of
+  /// dY) stay in L2 while every tile reads them, so X is read once and
   /// nothing is written but dW; packing X^T moved it three times. The sums
   /// run in the same k order, so dW is bit-identical.
   int64_t kBlockRows() const;
@@ -872,10 +873,13 @@ int64_t MatmulEmitter::kBlockRows() const {
   for (const MatmulPart &part : p.parts)
     if (part.bias || !part.c.flat)
       return 0;
-  // X's rows of a block: kGroupBytes of them, at least 64 (readsBInPlace
-  // without onePanel: m is static).
+  // A block's rows of X and of dY together: kGroupBytes of them, at least
+  // 64 (readsBInPlace without onePanel: m and every n are static).
   int64_t m = *l.constantIndex(p.m);
-  return std::max<int64_t>(64, kGroupBytes / (m * 4) / 8 * 8);
+  int64_t rowBytes = m * 4;
+  for (const MatmulPart &part : p.parts)
+    rowBytes += *l.constantIndex(part.n) * 4;
+  return std::max<int64_t>(64, kGroupBytes / rowBytes / 8 * 8);
 }
 
 bool MatmulEmitter::smallOutput() const {
