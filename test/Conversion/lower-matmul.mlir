@@ -458,36 +458,37 @@ func.func @merged_input_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // -----
 
 // A weight gradient reads dy where it is (row-major: its rows are the
-// panels' rows already, so packing it only copied it). The bias gradients
-// get a pass over dy of their own, whose k loop carries one vector per slot
-// and stores it into db after the loop; then, dW being small, the tiles run
-// K-blocked (no workspace at all): per block of k, one code path per part,
-// dW so far (a select: 0 in the first block), dy's rows in place.
+// panels' rows already, so packing it only copied it). dW being small, the
+// tiles run K-blocked (no workspace at all): per block of k, one code path
+// per part, dW so far (a select: 0 in the first block), dy's rows in place.
+// The first row block's tile of each panel also sums the rows of dy it
+// loads into the bias gradient (db so far, 0 in the first block; stored
+// after the block's k loop); the other tiles run the plain k loop. No pass
+// over dy of its own.
 // CHECK-LABEL: func.func @merged_weight_grad_forward(
 // CHECK-NOT:     memref.view
-// CHECK:         scf.parallel
-// CHECK:           scf.index_switch
-// CHECK-NEXT:      case 0 {
-// CHECK:             %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>) {
-// CHECK:               %[[R0:.*]] = vector.load %[[DQ:[0-9a-z_]+]][
-// CHECK-NEXT:          arith.addf %[[S0]], %[[R0]] : vector<8xf32>
-// CHECK:               %[[R1:.*]] = vector.load %[[DQ]][
-// CHECK-NEXT:          arith.addf %[[S1]], %[[R1]] : vector<8xf32>
-// CHECK-NEXT:          scf.yield
-// CHECK:             }
-// CHECK-NEXT:        vector.store %[[SUMS]]#0, %[[DB:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>
-// CHECK-NEXT:        vector.store %[[SUMS]]#1, %[[DB]][%{{.*}}] : memref<?xf32>, vector<8xf32>
-// CHECK:           default {
-// CHECK:             scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
-// CHECK:         } {tfc.kernel = "merged_weight_grad"}
+// CHECK-NOT:     tfc.kernel = "merged_weight_grad"
 // CHECK:         scf.for
 // CHECK:           scf.parallel
 // CHECK:             scf.index_switch
 // CHECK-NEXT:        case 0 {
 // CHECK:               arith.select
-// CHECK:               scf.for {{.*}} -> (vector<8xf32>
-// CHECK:                 vector.load %[[DQ]][
-// CHECK-COUNT-12:        vector.fma
+// CHECK:               %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK:               %[[HERE:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:          %{{.*}}:12 = scf.if %[[HERE]] -> (vector<8xf32>
+// CHECK:                 %[[DB0:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:                 %[[DB1:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:                 %[[ACC:.*]]:14 = scf.for {{.*}} iter_args({{.*}}, %[[S0:.*]] = %[[DB0]], %[[S1:.*]] = %[[DB1]]) -> (vector<8xf32>
+// CHECK:                   %[[R0:.*]] = vector.load %[[DQ:[0-9a-z_]+]][
+// CHECK:                   %[[R1:.*]] = vector.load %[[DQ]][
+// CHECK-COUNT-12:          vector.fma
+// CHECK-NEXT:              arith.addf %[[S0]], %[[R0]] : vector<8xf32>
+// CHECK-NEXT:              arith.addf %[[S1]], %[[R1]] : vector<8xf32>
+// CHECK:                 vector.store %[[ACC]]#12, %[[DB:.*]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK:                 vector.store %[[ACC]]#13, %[[DB]][%{{.*}}] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:            scf.yield %[[ACC]]#0,
+// CHECK:               } else {
+// CHECK:                 scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK:           } {tfc.kernel = "merged_weight_grad"}
 func.func @merged_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
                               %x: tensor<?x?x8xf32> {tfc.role = "x"},

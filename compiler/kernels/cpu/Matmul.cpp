@@ -123,9 +123,10 @@ public:
   /// instead of packing it: every panel's rows are contiguous runs of dY
   /// already, and packing wrote a copy of dY only for the tiles to read it
   /// back. Fused column sums get a pass of their own (emitPack without
-  /// panels: the same sums in the same order); with the pack-time act'
-  /// product that pass also stores dY * act'(X) for the input gradient,
-  /// and the tiles read it there. Not with bf16 pairs (the panels
+  /// panels: the same sums in the same order) unless the tiles sum them
+  /// (foldsColumnSums); with the pack-time act' product that pass also
+  /// stores dY * act'(X) for the input gradient, and the tiles read it
+  /// there. Not with bf16 pairs (the panels
   /// interleave rows).
   bool readsBInPlace() const {
     if (bf16Pairs() || paired() ||
@@ -202,6 +203,15 @@ public:
   int64_t packedKBlock() const;
   /// The outputs (dW) have static sizes and fit kGroupBytes together.
   bool smallOutput() const;
+  /// A K-blocked weight gradient that reads dY in place sums the bias
+  /// gradients in its tiles: per block, the first row block's tile of each
+  /// panel adds the block's rows of dY it loads anyway to db so far. The
+  /// pass over dY of their own (emitPack without panels) read 1-4 MB more
+  /// per linear layer (the copy task's fc1: a tenth of its weight
+  /// gradient's time).
+  bool foldsColumnSums() const {
+    return p.parts.front().columnSums && !p.packActivationGrad && kBlockRows();
+  }
 
 private:
   bool paired() const { return p.epilogue == MatmulEpilogue::GatedPair; }
@@ -999,17 +1009,67 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         }
         Value kBegin = kRange.first ? kRange.first : l.index(0);
         Value kEnd = kRange.first ? kRange.second : segment.k;
-        acc = l.forLoop(kBegin, kEnd, acc, [&](Value kk, ValueRange accIn) {
-          SmallVector<Value> bv;
-          for (auto [v, slot] : llvm::enumerate(direct)) {
-            const MatmulPart &part = p.parts[slot.part];
-            Value value =
-                loadRow(tileB(part, s), part.n, bt, kk, slot.col, masks[v]);
-            bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
-          }
-          return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
-                         readsPackedA ? &packedA : nullptr);
-        });
+        // The k loop; with `sums`, B's rows are also added to one vector
+        // per slot, carried after the accumulators.
+        auto kLoop = [&](SmallVector<Value> init, bool sums) {
+          return l.forLoop(
+              kBegin, kEnd, init,
+              [&](Value kk, ValueRange carried) -> SmallVector<Value> {
+                SmallVector<Value> bv;
+                for (auto [v, slot] : llvm::enumerate(direct)) {
+                  const MatmulPart &part = p.parts[slot.part];
+                  Value value = loadRow(tileB(part, s), part.n, bt, kk,
+                                        slot.col, masks[v]);
+                  bv.push_back(p.bf16Operands ? l.roundToBf16(value) : value);
+                }
+                unsigned numAcc = blk.rows * blk.vectorsPerRow;
+                SmallVector<Value> next = fmaRows(
+                    segment, aRowBase, kk, bv, carried.take_front(numAcc),
+                    aPacked, readsPackedA ? &packedA : nullptr);
+                if (sums)
+                  for (auto [v, value] : llvm::enumerate(bv))
+                    next.push_back(arith::AddFOp::create(
+                        b, loc, carried[numAcc + v], value));
+                return next;
+              });
+        };
+        if (!foldsColumnSums()) {
+          acc = kLoop(std::move(acc), /*sums=*/false);
+          continue;
+        }
+        // The first row block's tiles also sum their panel's columns of dY
+        // (the bias gradients), from db so far (0 in the first block): the
+        // same additions in the same order as the pass they replace.
+        Value firstBlock = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, kRange.first, l.index(0));
+        Value sumsHere = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               rowBlock, l.index(0));
+        auto ifOp = scf::IfOp::create(b, loc, ValueRange(acc).getTypes(),
+                                      sumsHere, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        SmallVector<Value> init = acc;
+        auto sumsOf = [&](const Slot &slot) {
+          Value zero = l.index(0);
+          return MatrixRef{p.parts[slot.part].columnSums, zero, zero, zero,
+                           l.index(1)};
+        };
+        for (auto [v, slot] : llvm::enumerate(direct)) {
+          Value sofar = loadRow(sumsOf(slot), p.parts[slot.part].n, bt,
+                                l.index(0), slot.col, masks[v]);
+          init.push_back(
+              arith::SelectOp::create(b, loc, firstBlock, zeroVector(), sofar));
+        }
+        SmallVector<Value> out = kLoop(std::move(init), /*sums=*/true);
+        for (auto [v, slot] : llvm::enumerate(direct))
+          storeRow(out[acc.size() + v], sumsOf(slot), bt, l.index(0), slot.col,
+                   masks[v]);
+        out.resize(acc.size());
+        scf::YieldOp::create(b, loc, out);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, kLoop(std::move(acc), /*sums=*/false));
+        b.setInsertionPointAfter(ifOp);
+        acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
       }
       return acc;
     };
@@ -1140,7 +1200,8 @@ void cpu::emitFusedMatmul(KernelBuilder &l, const FusedMatmulProblem &p) {
   if (bInPlace) {
     // The pass over dY for the column sums, and with the act' product for
     // dY * act'(X) (stored for the input gradient, then read by the tiles).
-    if (p.parts.front().columnSums || p.packActivationGrad)
+    if ((p.parts.front().columnSums && !emitter.foldsColumnSums()) ||
+        p.packActivationGrad)
       emitter.emitPack(Value());
     if (aPacked)
       emitter.emitPackA(aPacked);

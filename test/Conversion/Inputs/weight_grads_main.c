@@ -1,10 +1,11 @@
 /* Runs @wg of weight_grads.mlir at batch 3, seq 700 (2,100 tokens: two
- * whole blocks of 1,024 and a partial one) and checks every output against
- * float64 sums of the same float32 inputs, within the bound any summation order
- * of k float32 terms keeps (k * 2^-24 * sum |term|, plus the bias gradient's
- * own); the run without a runtime (every loop inline) and the three-thread
- * run must agree bit for bit, on outputs and a workspace filled with NaN,
- * and nothing may be written past the workspace. Prints a line per output. */
+ * whole blocks of 1,024 and a partial one; of 960 for the small dW) and checks
+ * every output against float64 sums of the same float32 inputs, within the
+ * bound any summation order of k float32 terms keeps (k * 2^-24 * sum |term|,
+ * plus the bias gradient's own); the run without a runtime (every loop inline)
+ * and the three-thread run must agree bit for bit, on outputs and a workspace
+ * filled with NaN, and nothing may be written past the workspace. Prints a line
+ * per output. */
 
 #include <math.h>
 #include <stdint.h>
@@ -16,16 +17,19 @@
 
 typedef float *F;
 int32_t wg_forward(tfc_runtime *, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-                   void *, int64_t, int64_t, int64_t);
+                   F, F, F, F, F, F, F, void *, int64_t, int64_t, int64_t);
 int64_t wg_workspace_size(int64_t, int64_t);
 
 enum { B = 3, S = 700, T = B * S, DA = 130, DB = 128, N = 1030, NK = 520 };
-enum { OUTPUTS = 9, GUARD = 4096 };
+/* The small weight gradient: 24 x (40 + 72). */
+enum { DS = 24, N1 = 40, N2 = 72 };
+enum { INPUTS = 8, OUTPUTS = 13, GUARD = 4096 };
 
 static const size_t sizes[OUTPUTS] = {DB * N, N *DB,  DA *N, T *N, N,
-                                      DA *N,  DA *NK, N,     NK};
+                                      DA *N,  DA *NK, N,     NK,   DS *N1,
+                                      DS *N2, N1,     N2};
 
-static float *inputs[5];
+static float *inputs[INPUTS];
 static float params[1];
 
 static uint64_t lcg = 20261207;
@@ -54,10 +58,10 @@ static int32_t run(tfc_runtime *rt, float **out) {
   for (int o = 0; o < OUTPUTS; ++o)
     memset(out[o], 0xff, sizes[o] * sizeof(float));
   float **in = inputs;
-  int32_t status =
-      wg_forward(rt, params, in[0], in[1], in[2], in[3], in[4], out[0], out[1],
-                 out[2], out[3], out[4], out[5], out[6], out[7], out[8], ws,
-                 (int64_t)ws_bytes, B, S);
+  int32_t status = wg_forward(
+      rt, params, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7],
+      out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8],
+      out[9], out[10], out[11], out[12], ws, (int64_t)ws_bytes, B, S);
   for (size_t i = 0; i < GUARD; ++i)
     if (ws[ws_bytes + i] != 0x5a)
       status = -1;
@@ -114,6 +118,9 @@ int main(void) {
   float *pre = inputs[2] = filled((size_t)T * N, 0.1f);
   float *dy = inputs[3] = filled((size_t)T * N, 0);
   float *dk = inputs[4] = filled((size_t)T * NK, 0);
+  float *xs = inputs[5] = filled((size_t)T * DS, 0);
+  float *ds1 = inputs[6] = filled((size_t)T * N1, 0);
+  float *ds2 = inputs[7] = filled((size_t)T * N2, 0);
   params[0] = 0;
   float *serial[OUTPUTS], *threaded[OUTPUTS];
   for (int o = 0; o < OUTPUTS; ++o) {
@@ -149,6 +156,10 @@ int main(void) {
   failures += check_dw("dwk", out[6], xa, DA, DA, dk, NK, NK);
   failures += check_sums("dbq", out[7], dy, N);
   failures += check_sums("dbk", out[8], dk, NK);
+  failures += check_dw("dws1", out[9], xs, DS, DS, ds1, N1, N1);
+  failures += check_dw("dws2", out[10], xs, DS, DS, ds2, N2, N2);
+  failures += check_sums("dbs1", out[11], ds1, N1);
+  failures += check_sums("dbs2", out[12], ds2, N2);
   printf("failures: %d\n", failures);
   tfc_runtime_destroy(rt);
   return failures != 0;
