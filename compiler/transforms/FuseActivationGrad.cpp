@@ -7,7 +7,8 @@
 // CPU the weight gradient reads dy in place, so the product was a sweep of
 // its own (read dy and pre, write d_pre); here the next linear's input
 // gradient applies act' to its tiles before it stores them, and the weight
-// gradient reads d_pre.
+// gradient reads d_pre. Only for relu, whose derivative (a compare and a
+// select) costs the output loop nothing.
 //
 //===----------------------------------------------------------------------===//
 
