@@ -22,9 +22,11 @@ ArrayRef<tfc::FusionInfo> tfc::allFusions() {
       {"projections",
        "Q/K/V (and GLU gate/up) linears of one input as one matmul",
        [] { return createTfcFuseProjections(); }},
-      {"epilogue", "bias and activation in the matmul's output loop",
+      {"epilogue",
+       "bias and activation in the matmul's output loop",
        [] { return createTfcFuseEpilogue(); },
-       [] { return createTfcFuseActivationGrad(); }},
+       {[] { return createTfcFuseActivationGrad(); },
+        [] { return createTfcFuseBiasGrad(); }}},
       {"residual-norm", "residual add + norm of its sum -> tfc.residual_norm",
        createTfcFuseResidualNorm},
       {"loss-head", "head matmul + cross-entropy -> tfc.loss_head",
@@ -46,8 +48,10 @@ void tfc::addFusionPasses(OpPassManager &pm,
 void tfc::addBackwardFusionPasses(OpPassManager &pm,
                                   const llvm::StringSet<> &disabled) {
   for (const FusionInfo &fusion : allFusions())
-    if (fusion.createBackward && !disabled.contains(fusion.name))
-      pm.addPass(fusion.createBackward());
+    if (!disabled.contains(fusion.name))
+      for (auto create : fusion.createBackward)
+        if (create)
+          pm.addPass(create());
 }
 
 LogicalResult tfc::applyFusionPatterns(Operation *op,

@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -39,8 +40,8 @@ struct FusionInfo {
   llvm::StringLiteral name;    // As in --disable-fusion and the report.
   llvm::StringLiteral summary; // One line for --help and the report.
   std::unique_ptr<Pass> (*create)();
-  /// Its pass over the derived backward (CPU), if it has one.
-  std::unique_ptr<Pass> (*createBackward)() = nullptr;
+  /// Its passes over the derived backward (CPU), if it has any.
+  std::array<std::unique_ptr<Pass> (*)(), 2> createBackward = {};
 };
 
 /// Every fusion, in the order its pass runs.

@@ -187,6 +187,34 @@ def TfcFuseActivationGrad : Pass<"tfc-fuse-activation-grad", "ModuleOp"> {
   let dependentDialects = ["::mlir::tfc::TfcDialect"];
 }
 
+def TfcFuseBiasGrad : Pass<"tfc-fuse-bias-grad", "ModuleOp"> {
+  let summary = "Sums a linear's bias gradient in its weight gradient (the "
+                "epilogue fusion's backward, CPU)";
+  let description = [{
+    Runs after tfc-derive-backward. A `tfc.reduce_rows` of dy (a bias
+    gradient, from tfc.linear's rule) and a `tfc.linear_weight_grad` (of a
+    weight stored [in, out]) that reads the same dy become one
+    `tfc.merged_weight_grad` with the bias gradient: the CPU's weight
+    gradient reads dy in place, K block by K block, and sums the columns in
+    the first row block's tiles from the rows they load anyway, where the
+    reduction swept dy again (the FFN's second linear and the attention's
+    output projection: the layers no forward fusion merged). The same
+    additions in the same order: the gradients are bit-identical.
+
+    Before:
+    ```mlir
+    %dw = tfc.linear_weight_grad %x, %dy : ...
+    %db = tfc.reduce_rows %dy : tensor<?x?x128xf32> -> tensor<128xf32>
+    ```
+    After:
+    ```mlir
+    %dw, %db = tfc.merged_weight_grad %x grads(%dy) {tfc.fused = "epilogue"}
+        : ... -> weights(tensor<512x128xf32>) biases(tensor<128xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def TfcFuseLossHead : Pass<"tfc-fuse-loss-head", "ModuleOp"> {
   let summary = "Fuses the head's matmul and the cross-entropy loss (loss-head)";
   let description = [{
