@@ -145,8 +145,12 @@ func.func @linear_tail(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
-// A tied (transposed) weight has a column stride of 8: packed element by
-// element, columns past n clamped and zeroed, then one vector store.
+// A tied (transposed) weight has a column stride of 8 and its k contiguous:
+// each block of 8 panel rows is 8 vector loads along k, one per column
+// (columns past n read the last one), transposed by 24 shuffles, zeroed past
+// n and stored row by row; the rows past the last whole block (none here)
+// go element by element, columns past n clamped and zeroed, then one
+// vector store.
 // CHECK-LABEL: func.func @linear_tied_forward(
 // CHECK:         %[[PACKED:.*]] = memref.view
 // CHECK:         %[[E:.*]] = memref.subview
@@ -157,6 +161,12 @@ func.func @linear_tail(%params: tensor<?xf32> {tfc.role = "params"},
 // CHECK:           } {tfc.kernel = "linear"}
 // CHECK-NEXT:    } else {
 // CHECK:         scf.parallel
+// CHECK:           %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           scf.for
+// CHECK-COUNT-8:     vector.load %[[E]][%{{.*}}] : memref<96xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK-COUNT-24:    vector.shuffle
+// CHECK:             %[[ROW0:.*]] = arith.select %[[MASK]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK:             vector.store %[[ROW0]], %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
 // CHECK:           scf.for
 // CHECK-NOT:         vector.load
 // CHECK-NOT:         vector.maskedload

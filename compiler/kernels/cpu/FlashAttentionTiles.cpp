@@ -3,6 +3,7 @@
 #include "kernels/cpu/FlashAttentionTiles.h"
 #include "kernels/Alibi.h"
 #include "kernels/Math.h"
+#include "kernels/cpu/Transpose.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -175,28 +176,7 @@ void TileEmitter::ifThen(Value cond, function_ref<void()> body) {
 
 SmallVector<Value> TileEmitter::transposeSquare(ArrayRef<Value> rows) {
   assert(int64_t(rows.size()) == t.vl && "vl rows of vl lanes");
-  // log2(vl) stages; the stage of stride s swaps the off-diagonal s x s
-  // blocks of every 2s x 2s block: rows i and i + s (i & s == 0) exchange
-  // the lanes whose bit s differs. Each new row is one two-source shuffle.
-  SmallVector<Value> cur(rows);
-  for (int64_t s = t.vl / 2; s >= 1; s /= 2) {
-    SmallVector<int64_t> low, high;
-    for (int64_t lane = 0; lane < t.vl; ++lane) {
-      bool first = (lane & s) == 0;
-      low.push_back(first ? lane : t.vl + lane - s);
-      high.push_back(first ? lane + s : t.vl + lane);
-    }
-    SmallVector<Value> next(cur);
-    for (int64_t i = 0; i < t.vl; ++i) {
-      if (i & s)
-        continue;
-      next[i] = vector::ShuffleOp::create(l.b, l.loc, cur[i], cur[i + s], low);
-      next[i + s] =
-          vector::ShuffleOp::create(l.b, l.loc, cur[i], cur[i + s], high);
-    }
-    cur = std::move(next);
-  }
-  return cur;
+  return cpu::transposeSquare(l.b, l.loc, rows);
 }
 
 void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,

@@ -7,7 +7,9 @@
 //    A panel is read contiguously by the micro-kernel whatever B's strides
 //    (a transposed weight, K^T), and large power-of-two strides no longer
 //    map every row of a panel to the same cache set. Rows of B with unit
-//    column stride are packed with vector loads.
+//    column stride are packed with vector loads; a B with unit row stride
+//    (a weight read transposed) vl rows at a time, vl loads along k
+//    transposed in registers.
 // 2. The micro-kernel computes an MR x NR tile of C with MR*NR/VL vector
 //    accumulators carried through the k loop: per k it loads NR/VL vectors
 //    of the panel, broadcasts MR scalars of A and issues MR*NR/VL FMAs.
@@ -38,6 +40,7 @@
 
 #include "kernels/Math.h"
 #include "kernels/cpu/CpuKernels.h"
+#include "kernels/cpu/Transpose.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -223,6 +226,24 @@ private:
   Value panelRows(const MatmulSegment &segment) {
     return bf16Pairs() ? l.divUp(segment.k, 2) : segment.k;
   }
+  /// Segment `s`'s B is a weight read transposed (its k contiguous, as
+  /// [out, in] rows of W) in every part, with no pack-time act' product.
+  bool transposedB(unsigned s) const {
+    if (p.packActivationGrad)
+      return false;
+    for (const MatmulPart &part : p.parts) {
+      std::optional<int64_t> row = l.constantIndex(part.b[s].rowStride);
+      std::optional<int64_t> col = l.constantIndex(part.b[s].colStride);
+      if (!row || *row != 1 || (col && *col == 1))
+        return false;
+    }
+    return true;
+  }
+  /// Rows k0 .. k0 + vl - 1 of slot `slot`'s transposed B (transposedB):
+  /// vl vector loads along k, one per column (past n: the last column's),
+  /// transposed in registers.
+  SmallVector<Value> transposedRows(const Slot &slot, unsigned segment,
+                                    Value bt, Value k0);
   /// Row `kk` of slot `slot`'s B for the panel: B itself, or B * act'(X)
   /// (stored as it is made), unrounded.
   Value packedRow(const Slot &slot, unsigned segment, Value bt, Value kk,
@@ -526,6 +547,22 @@ Value MatmulEmitter::packedRow(const Slot &slot, unsigned segment, Value bt,
   return value;
 }
 
+SmallVector<Value> MatmulEmitter::transposedRows(const Slot &slot,
+                                                 unsigned segment, Value bt,
+                                                 Value k0) {
+  const MatmulPart &part = p.parts[slot.part];
+  const MatrixRef &ref = part.b[segment];
+  Value lastCol = l.sub(part.n, l.index(1));
+  SmallVector<Value> columns;
+  for (int64_t j = 0; j < blk.vectorWidth; ++j) {
+    Value c = l.minIdx(l.add(slot.col, l.index(j)), lastCol);
+    columns.push_back(
+        vector::LoadOp::create(b, loc, vecType, ref.flat,
+                               ValueRange{elementIndex(l, ref, bt, k0, c)}));
+  }
+  return cpu::transposeSquare(b, loc, columns);
+}
+
 Value MatmulEmitter::interleaveBf16(Value row0, Value row1, Type asType) {
   auto lanes = cast<VectorType>(row0.getType()).getNumElements();
   auto halfType = VectorType::get({lanes}, b.getBF16Type());
@@ -563,8 +600,37 @@ void MatmulEmitter::emitPack(Value packed) {
       };
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
         if (!bf16Pairs()) {
+          // A transposed B (a weight read [out, in]): blocks of vl rows
+          // transposed in registers, then the rows past the last block one
+          // by one. The column sums add the rows in the same order.
+          Value from = l.index(0);
+          if (transposedB(s)) {
+            Value vl = l.index(blk.vectorWidth);
+            Value blocks = arith::DivUIOp::create(b, loc, segment.k, vl);
+            init = l.forLoop(
+                l.index(0), blocks, init,
+                [&](Value block, ValueRange acc) -> SmallVector<Value> {
+                  Value k0 = l.mul(block, vl);
+                  SmallVector<Value> next(acc);
+                  for (auto [v, slot] : llvm::enumerate(slots)) {
+                    SmallVector<Value> rows = transposedRows(slot, s, bt, k0);
+                    for (auto [i, row] : llvm::enumerate(rows)) {
+                      Value value =
+                          masks[v] ? arith::SelectOp::create(b, loc, masks[v],
+                                                             row, zeroVector())
+                                   : row;
+                      store(p.bf16Operands ? l.roundToBf16(value) : value,
+                            l.add(kOffset[s], l.add(k0, l.index(i))), v);
+                      if (sums)
+                        next[v] = arith::AddFOp::create(b, loc, next[v], value);
+                    }
+                  }
+                  return next;
+                });
+            from = l.mul(blocks, vl);
+          }
           init =
-              l.forLoop(l.index(0), segment.k, init,
+              l.forLoop(from, segment.k, init,
                         [&](Value kk, ValueRange acc) -> SmallVector<Value> {
                           SmallVector<Value> next;
                           for (auto [v, slot] : llvm::enumerate(slots)) {
