@@ -8,9 +8,10 @@
 //
 // A fused op's gradient rule sees only its own op: where the fused backward
 // reaches into the backward ops of a neighbour's rule (the epilogue
-// fusion's act' applied by the next linear's input gradient), the fusion
-// has a second pass that runs after tfc-derive-backward on the CPU
-// (addBackwardFusionPasses); the same switch turns it off.
+// fusion's act' applied by the next linear's input gradient) or of a core
+// op's rule (a plain linear's bias gradient summed in its weight
+// gradient), the fusion has passes that run after tfc-derive-backward on
+// the CPU (addBackwardFusionPasses); the same switch turns them off.
 //
 // Every op a fusion creates carries `tfc.fused = "<name>"` (forward ops from
 // the pattern, backward ops from the fused op's gradient rule); the report
