@@ -44,8 +44,12 @@
 // CHECK-NEXT:      scf.reduce
 // CHECK-NEXT:    } {tfc.kernel = "linear"}
 // The tiles (ceil(rows / 6) per panel, counted with the plan's sizes); A
-// rows clamped to the last row.
+// rows clamped to the last row. Before the k loop, a write prefetch of the
+// line of each of the tile's 6 rows of y that each of its 2 vectors stores
+// (rows and columns clamped to the last).
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-COUNT-12:  memref.prefetch %[[Y]][%{{.*}}], write, locality<3>, data : memref<?xf32>
+// CHECK-NOT:       memref.prefetch
 // CHECK-COUNT-6:   arith.minsi
 // CHECK:           %[[ACC:.*]]:12 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK:             %[[B0:.*]] = vector.load %[[PACKED]][%{{.*}}] : memref<?xf32>, vector<8xf32>
@@ -555,8 +559,14 @@ func.func @linear_act_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // gradient's tiles, and in the output loop each accumulator times relu' of
 // h's row (the row clamped to the last: rows past m are computed, not
 // stored) before the store.
+// Before the k loop, each line of h the epilogue reads is prefetched (and
+// each line of the output, for writing): the tiles walk down a column
+// panel, rows a row stride apart, which no hardware prefetcher follows.
 // CHECK-LABEL: func.func @input_grad_act_forward(
 // CHECK:         scf.parallel
+// CHECK-COUNT-12:  memref.prefetch %{{.*}}[%{{.*}}], read, locality<3>, data : memref<?xf32>
+// CHECK:           memref.prefetch %{{.*}}[%{{.*}}], write, locality<3>, data : memref<?xf32>
+// CHECK-NOT:       memref.prefetch
 // CHECK:           %[[ACC:.*]]:12 = scf.for {{.*}} -> (vector<8xf32>
 // CHECK-COUNT-12:    vector.fma
 // CHECK:           %[[ROW:.*]] = arith.minsi
