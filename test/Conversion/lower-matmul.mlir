@@ -281,12 +281,18 @@ func.func @batch_matmul(%params: tensor<?xf32> {tfc.role = "params"},
 // in order (an scf.for around the tiles' parallel loop), each tile starting
 // from dW so far (0 in the first block: a select), A = x^T broadcast from x
 // in place and dy's rows read in place (40 columns: masked); nothing packed.
+// Each k prefetches x's and dy's rows 16 tokens ahead (clamped to the last):
+// one line of x, one of dy per vector of the tile's row.
 // CHECK:         scf.for
 // CHECK:           scf.parallel
 // CHECK-NOT:         %[[APACKED]]
 // CHECK-NOT:         %[[PANELS]]
 // CHECK:             arith.select
 // CHECK:             scf.for {{.*}} -> (vector<8xf32>
+// CHECK:               %[[AHEAD:.*]] = arith.addi %{{.*}}, %c16{{.*}} : index
+// CHECK:               arith.minsi %[[AHEAD]],
+// CHECK-COUNT-3:       memref.prefetch %{{.*}}[%{{.*}}], read, locality<3>, data
+// CHECK-NOT:           memref.prefetch
 // CHECK:               vector.maskedload
 // CHECK-COUNT-12:      vector.fma
 // CHECK:             vector.maskedstore
