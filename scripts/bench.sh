@@ -21,6 +21,10 @@
 #    (examples/benchmark/fma_peak.c), from the matmul FLOPs the model needs
 #    (examples/benchmark/model_flops.py: causal attention's half, the
 #    backward's recompute);
+#  - the machine's memory bandwidth, 1 and 2 threads, measured first
+#    (examples/benchmark/mem_bandwidth.c: STREAM's triad), which bounds the
+#    row-wise ops and how they scale, so how close a small model's 2-thread
+#    row can come to 2x;
 #  - OpenBLAS and oneDNN doing only the model's matmuls (bench_matmuls.c);
 #  - PyTorch eager on the oracle's model (torch_model.py, which sets
 #    OPENBLAS_NUM_THREADS before torch loads);
@@ -49,6 +53,7 @@ bash "$root/scripts/bench-build.sh" "$root" "$out"
 cc -O2 -fopenmp -I "$root/runtime/include" "$bench/bench_matmuls.c" \
   -ldnnl -lopenblas -o "$out/bench_matmuls"
 cc -O2 -pthread "$bench/fma_peak.c" -o "$out/fma_peak"
+cc -O2 -pthread "$bench/mem_bandwidth.c" -o "$out/mem_bandwidth"
 
 value() { echo "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
@@ -80,10 +85,13 @@ esac
 peak1=$(value "$("$out/fma_peak" 1)" fma_peak_gflops)
 peak_out=$("$out/fma_peak" 2)
 peak2=$(value "$peak_out" fma_peak_gflops)
+bw1=$(value "$("$out/mem_bandwidth" 1)" mem_bandwidth_gbs)
+bw2=$(value "$("$out/mem_bandwidth" 2)" mem_bandwidth_gbs)
 dnnl_isa=$(value "$("$out/bench_matmuls" onednn 1 "$out/tiny.txt" 1)" onednn_isa)
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "FP32 FMA peak ($(value "$peak_out" fma_isa), measured): 1 thread $peak1 GFLOP/s, 2 threads $peak2 GFLOP/s"
+echo "memory bandwidth (STREAM triad, measured): 1 thread $bw1 GB/s, 2 threads $bw2 GB/s ($(ratio "$bw2" "$bw1")x)"
 echo "OpenBLAS kernel $blas_note; oneDNN kernels $dnnl_isa"
 echo "median of $iters runs; ms. GF/s, %peak: tfc's; used: cores busy (CPU/wall) of tfc/openblas/onednn/torch"
 
