@@ -1274,12 +1274,23 @@ LogicalResult ModelLowering::emitLoop(Lowering &l, scf::ForOp loop) {
   Block &body = *loop.getBody();
   auto yield = cast<scf::YieldOp>(body.getTerminator());
   const SmallVector<Buffer> &carries = loopCarries[loop];
+  // With the layers' inputs saved for backward, layer i reads its input
+  // from its saved copy, and the layer before writes it there: one copy of
+  // the residual stream per layer, not two (into the carry at the yield,
+  // then out of it into the saved copy). The carry gets the last layer's
+  // output, the loop's result.
+  std::optional<int64_t> savedInputs;
+  if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg"))
+    savedInputs = slot.getInt();
+  Value depth = l.scalar(loop.getUpperBound());
   for (auto [k, init] : llvm::enumerate(loop.getInitArgs())) {
     Buffer initBuf = l.lookup(init);
-    if (carries[k].flat != initBuf.flat)
-      emitCopy(l, initBuf.flat, carries[k].flat, l.product(carries[k].dims));
+    Value into = k == 0 && savedInputs
+                     ? l.savedView(*savedInputs, l.index(0)).flat
+                     : carries[k].flat;
+    if (into != initBuf.flat)
+      emitCopy(l, initBuf.flat, into, l.product(carries[k].dims));
   }
-  Value depth = l.scalar(loop.getUpperBound());
   auto lowered = scf::ForOp::create(l.b, l.loc, l.index(0), depth, l.index(1));
   {
     OpBuilder::InsertionGuard guard(l.b);
@@ -1287,20 +1298,33 @@ LogicalResult ModelLowering::emitLoop(Lowering &l, scf::ForOp loop) {
     Value layer = lowered.getInductionVar();
     l.mapScalar(loop.getInductionVar(), layer);
     l.setLoopContext(depth, layer);
-    // The carry is only written at the yield, so a copy at the top is the
-    // layer's input.
-    if (auto slot = loop->getAttrOfType<IntegerAttr>("tfc.save_iter_arg")) {
-      Buffer saved = l.savedView(slot.getInt(), layer);
-      emitCopy(l, carries[0].flat, saved.flat, l.product(saved.dims));
-    }
+    if (savedInputs)
+      l.bind(body.getArgument(1), l.savedView(*savedInputs, layer));
     if (failed(emitBody(l, body)))
       return failure();
     l.setLoopContext(Value(), Value());
     for (auto [k, yielded] : llvm::enumerate(yield.getOperands())) {
       Value flat = l.lookup(yielded).flat;
-      if (flat != carries[k].flat)
-        emitCopy(l, flat, carries[k].flat, l.product(carries[k].dims));
+      Value numel = l.product(carries[k].dims);
+      if (k != 0 || !savedInputs) {
+        if (flat != carries[k].flat)
+          emitCopy(l, flat, carries[k].flat, numel);
+        continue;
+      }
+      Value next = l.add(layer, l.index(1));
+      Value more = arith::CmpIOp::create(l.b, l.loc, arith::CmpIPredicate::ult,
+                                         next, depth);
+      auto ifMore = scf::IfOp::create(l.b, l.loc, more, /*withElse=*/true);
+      OpBuilder::InsertionGuard inner(l.b);
+      l.b.setInsertionPointToStart(&ifMore.getThenRegion().front());
+      emitCopy(l, flat, l.savedView(*savedInputs, next).flat, numel);
+      l.b.setInsertionPointToStart(&ifMore.getElseRegion().front());
+      emitCopy(l, flat, carries[k].flat, numel);
     }
+    // Planning bound the body's input to the carry; later plans (another
+    // entry point's) start from there.
+    if (savedInputs)
+      l.bind(body.getArgument(1), carries[0]);
   }
   if (getSaveSlot(loop->getResult(0))) {
     Buffer saved = l.lookup(loop.getResult(0));

@@ -5,8 +5,10 @@
 // residual add (tfc.save / tfc.save_iter_arg marked), so that both entry
 // points are lowered: layer parameters are subviews of params at offset +
 // layer * layer_stride, the loop stays an scf.for around the block's
-// parallel loops, the loop-carried stream lives in one carry buffer (copied
-// in before the loop, back at the yield, out at the end), saved values get
+// parallel loops, the loop-carried stream's layer inputs are saved, so each
+// layer reads its input from its saved copy and writes its output into the
+// next layer's (the last layer's into the carry, copied out at the end);
+// saved values get
 // one workspace copy per layer (a view at base + layer * bytes, in the saved
 // arena at the start of the workspace), and the
 // backward reads them at the reversed layer and adds parameter gradients
@@ -20,29 +22,28 @@
 // CHECK:         %[[CARRY:.*]] = memref.view %[[WS]][
 // CHECK:         %[[ACT:.*]] = memref.view %[[WS]][
 // CHECK:         %[[SUM:.*]] = memref.view %[[WS]][
-// x into the carry.
+// x into the first layer's saved input (slot 1, tfc.save_iter_arg: the
+// first of the saved arena, at the start of the workspace).
+// CHECK:         %[[IN0:.*]] = memref.view %[[WS]][
 // CHECK:         scf.parallel
 // CHECK:           scf.for
 // CHECK-NEXT:        %[[V:.*]] = memref.load %[[X]][
-// CHECK-NEXT:        memref.store %[[V]], %[[CARRY]][
+// CHECK-NEXT:        memref.store %[[V]], %[[IN0]][
 // CHECK:         } {tfc.kernel = "for"}
-// CHECK:         scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// The layer's input is saved (slot 1, tfc.save_iter_arg) at its layer's copy:
-// the first of the saved arena, at the start of the workspace.
+// CHECK:         scf.for %[[L:.*]] = %{{.*}} to %[[DEPTH:.*]] step %{{.*}} {
+// The layer reads its input where it is saved, its layer's copy: no copy
+// at the top of the layer.
 // CHECK:           %[[IN_AT:.*]] = arith.muli %[[L]], %{{.*}} : index
 // CHECK-NEXT:      %[[IN_SAVE:.*]] = memref.view %[[WS]][%[[IN_AT]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
-// CHECK:           scf.parallel
-// CHECK:             memref.load %[[CARRY]][
-// CHECK-NEXT:        memref.store %{{.*}}, %[[IN_SAVE]][
-// CHECK:           } {tfc.kernel = "for"}
 // CHECK:           %[[G_AT:.*]] = arith.muli %[[L]], %{{.*}} : index
 // CHECK-NEXT:      %[[G:.*]] = memref.subview %[[P]][%[[G_AT]]] [8] [1]
 // rms_norm's result is saved (slot 0): its own per-layer view.
 // CHECK:           %[[N_AT:.*]] = arith.muli %[[L]], %{{.*}} : index
 // CHECK-NEXT:      %[[N_OFF:.*]] = arith.addi %{{.*}}, %[[N_AT]] : index
 // CHECK-NEXT:      %[[N:.*]] = memref.view %[[WS]][%[[N_OFF]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK-NOT:       tfc.kernel = "for"
 // CHECK:           scf.parallel
-// CHECK:             memref.load %[[CARRY]][
+// CHECK:             memref.load %[[IN_SAVE]][
 // CHECK:             memref.load %[[G]][
 // CHECK:             memref.store %{{.*}}, %[[N]][
 // CHECK:           } {tfc.kernel = "rms_norm"}
@@ -51,14 +52,24 @@
 // CHECK:             memref.store %{{.*}}, %[[ACT]][
 // CHECK:           } {tfc.kernel = "activation"}
 // CHECK:           scf.parallel
-// CHECK:             memref.load %[[CARRY]][
+// CHECK:             memref.load %[[IN_SAVE]][
 // CHECK-NEXT:        memref.load %[[ACT]][
 // CHECK:             memref.store %{{.*}}, %[[SUM]][
 // CHECK:           } {tfc.kernel = "residual_add"}
-// The yield copies the sum back into the carry.
-// CHECK:           scf.parallel
-// CHECK:             memref.load %[[SUM]][
-// CHECK-NEXT:        memref.store %{{.*}}, %[[CARRY]][
+// The yield copies the sum into the next layer's saved input, the last
+// layer's into the carry (the loop's result).
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[L]], %{{.*}} : index
+// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi ult, %[[NEXT]], %[[DEPTH]] : index
+// CHECK-NEXT:      scf.if %[[MORE]] {
+// CHECK:             %[[NEXT_AT:.*]] = arith.muli %[[NEXT]], %{{.*}} : index
+// CHECK-NEXT:        %[[IN_NEXT:.*]] = memref.view %[[WS]][%[[NEXT_AT]]][%{{.*}}] : memref<?xi8> to memref<?xf32>
+// CHECK:             scf.parallel
+// CHECK:               memref.load %[[SUM]][
+// CHECK-NEXT:          memref.store %{{.*}}, %[[IN_NEXT]][
+// CHECK:           } else {
+// CHECK:             scf.parallel
+// CHECK:               memref.load %[[SUM]][
+// CHECK-NEXT:          memref.store %{{.*}}, %[[CARRY]][
 // CHECK:             scf.reduce
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
