@@ -9,12 +9,11 @@
  * (CPU time over wall time of the timed part: how many threads really
  * ran). The best of five timed repetitions of `seconds` (default 0.2). */
 #define _GNU_SOURCE
+#include "thread_timing.h"
+
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <time.h>
 
 /* Chains per thread: two FMA ports with a latency of four cycles need
  * eight; more costs nothing and covers CPUs with longer latencies. */
@@ -25,19 +24,6 @@ typedef struct {
   int avx512;
   float sink;
 } job;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void) {
-  struct rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec +
-         u.ru_stime.tv_usec * 1e-6;
-}
 
 /* acc = acc * m + a on CHAINS registers; m and a keep the values finite. */
 __attribute__((target("avx512f"))) static float run_avx512(long n) {
@@ -81,17 +67,10 @@ static void *worker(void *arg) {
 /* Runs `threads` workers of n iterations each; returns the wall seconds
  * and adds the CPU seconds to *cpu. */
 static double run(int threads, long n, int avx512, double *cpu) {
-  pthread_t t[64];
-  job jobs[64];
-  double c0 = cpu_s(), t0 = now_s();
-  for (int i = 0; i < threads; ++i) {
-    jobs[i] = (job){n, avx512, 0.0f};
-    pthread_create(&t[i], NULL, worker, &jobs[i]);
-  }
+  job jobs[TIMING_MAX_THREADS];
   for (int i = 0; i < threads; ++i)
-    pthread_join(t[i], NULL);
-  double wall = now_s() - t0;
-  *cpu += cpu_s() - c0;
+    jobs[i] = (job){n, avx512, 0.0f};
+  double wall = run_threads(threads, worker, jobs, sizeof(job), cpu);
   for (int i = 0; i < threads; ++i)
     if (jobs[i].sink == 12345.0f) /* Keeps the results alive. */
       puts("");
@@ -105,7 +84,7 @@ int main(int argc, char **argv) {
   }
   int threads = atoi(argv[1]);
   double seconds = argc > 2 ? atof(argv[2]) : 0.2;
-  if (threads < 1 || threads > 64 || seconds <= 0) {
+  if (threads < 1 || threads > TIMING_MAX_THREADS || seconds <= 0) {
     fprintf(stderr, "fma_peak: threads must be 1..64 and seconds > 0\n");
     return 1;
   }

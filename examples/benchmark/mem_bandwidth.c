@@ -13,29 +13,15 @@
  * The best of five timed passes, after one untimed pass that touches every
  * page. */
 #define _GNU_SOURCE
-#include <pthread.h>
+#include "thread_timing.h"
+
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <time.h>
 
 typedef struct {
   float *a, *b, *c;
   long begin, end;
 } job;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void) {
-  struct rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec +
-         u.ru_stime.tv_usec * 1e-6;
-}
 
 static void *triad(void *arg) {
   job *j = arg;
@@ -49,18 +35,10 @@ static void *triad(void *arg) {
  * and adds the CPU seconds to *cpu. */
 static double pass(float *a, float *b, float *c, long n, int threads,
                    double *cpu) {
-  pthread_t t[64];
-  job jobs[64];
-  double c0 = cpu_s(), t0 = now_s();
-  for (int i = 0; i < threads; ++i) {
-    jobs[i] = (job){a, b, c, n * i / threads, n * (i + 1) / threads};
-    pthread_create(&t[i], NULL, triad, &jobs[i]);
-  }
+  job jobs[TIMING_MAX_THREADS];
   for (int i = 0; i < threads; ++i)
-    pthread_join(t[i], NULL);
-  double wall = now_s() - t0;
-  *cpu += cpu_s() - c0;
-  return wall;
+    jobs[i] = (job){a, b, c, n * i / threads, n * (i + 1) / threads};
+  return run_threads(threads, triad, jobs, sizeof(job), cpu);
 }
 
 int main(int argc, char **argv) {
@@ -70,7 +48,8 @@ int main(int argc, char **argv) {
   }
   int threads = atoi(argv[1]);
   long megabytes = argc > 2 ? atol(argv[2]) : 256;
-  if (threads < 1 || threads > 64 || megabytes < 1 || megabytes > 65536) {
+  if (threads < 1 || threads > TIMING_MAX_THREADS || megabytes < 1 ||
+      megabytes > 65536) {
     fprintf(stderr, "mem_bandwidth: threads must be 1..64 and megabytes "
                     "1..65536\n");
     return 1;
