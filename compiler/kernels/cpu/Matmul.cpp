@@ -669,6 +669,16 @@ void MatmulEmitter::emitPack(Value packed) {
             ValueRange{l.add(l.add(dstBase, l.mul(panelRow, nr)),
                              l.index(v * blk.vectorWidth))});
       };
+      // Row `value` of B into panel row `panelRow` (the panels hold B as
+      // the micro-kernel multiplies it: rounded for bf16 operands) and, with
+      // column sums, into sumsSoFar[v]; the sums and the act' product
+      // (packedRow's) stay unrounded.
+      auto packRow = [&](Value value, Value panelRow, int64_t v,
+                         MutableArrayRef<Value> sumsSoFar) {
+        store(p.bf16Operands ? l.roundToBf16(value) : value, panelRow, v);
+        if (sums)
+          sumsSoFar[v] = arith::AddFOp::create(b, loc, sumsSoFar[v], value);
+      };
       for (auto [s, segment] : llvm::enumerate(p.segments)) {
         if (!bf16Pairs()) {
           // A transposed B (a weight read [out, in]): blocks of vl rows
@@ -690,33 +700,22 @@ void MatmulEmitter::emitPack(Value packed) {
                           masks[v] ? arith::SelectOp::create(b, loc, masks[v],
                                                              row, zeroVector())
                                    : row;
-                      store(p.bf16Operands ? l.roundToBf16(value) : value,
-                            l.add(kOffset[s], l.add(k0, l.index(i))), v);
-                      if (sums)
-                        next[v] = arith::AddFOp::create(b, loc, next[v], value);
+                      packRow(value, l.add(kOffset[s], l.add(k0, l.index(i))),
+                              v, next);
                     }
                   }
                   return next;
                 });
             from = l.mul(blocks, vl);
           }
-          init =
-              l.forLoop(from, segment.k, init,
-                        [&](Value kk, ValueRange acc) -> SmallVector<Value> {
-                          SmallVector<Value> next;
-                          for (auto [v, slot] : llvm::enumerate(slots)) {
-                            Value value = packedRow(slot, s, bt, kk, masks[v]);
-                            // The panels hold B as the micro-kernel multiplies
-                            // it; the column sums and act' product stay
-                            // unrounded.
-                            store(p.bf16Operands ? l.roundToBf16(value) : value,
-                                  l.add(kOffset[s], kk), v);
-                            if (sums)
-                              next.push_back(
-                                  arith::AddFOp::create(b, loc, acc[v], value));
-                          }
-                          return next;
-                        });
+          init = l.forLoop(from, segment.k, init,
+                           [&](Value kk, ValueRange acc) -> SmallVector<Value> {
+                             SmallVector<Value> next(acc);
+                             for (auto [v, slot] : llvm::enumerate(slots))
+                               packRow(packedRow(slot, s, bt, kk, masks[v]),
+                                       l.add(kOffset[s], kk), v, next);
+                             return next;
+                           });
           continue;
         }
         // bf16 pairs: rows 2i and 2i + 1 in panel row i; an odd k's last
