@@ -362,6 +362,10 @@ private:
   /// 2% on 1).
   void prefetchAhead(unsigned s, Value bt, Value firstRow, Value kk,
                      ArrayRef<Slot> slots);
+  /// A prefetch of the line holding element (bt, row, col) of `ref`, into
+  /// every cache level, for reading or writing.
+  void prefetchLine(const MatrixRef &ref, Value bt, Value row, Value col,
+                    bool write);
   Value zeroVector() {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
@@ -557,14 +561,11 @@ void MatmulEmitter::prefetchEpilogue(Value bt, Value firstRow,
     for (auto [v, slot] : llvm::enumerate(slots)) {
       const MatmulPart &part = p.parts[slot.part];
       Value col = l.minIdx(slot.col, l.sub(part.n, l.index(1)));
+      // Row-major outputs only: one line holds the vector.
       auto prefetch = [&](const MatrixRef &ref, bool write) {
         std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
-        if (!ref.flat || !colStride || *colStride != 1)
-          return;
-        memref::PrefetchOp::create(
-            b, loc, ref.flat, ValueRange{elementIndex(l, ref, bt, row, col)},
-            write,
-            /*localityHint=*/3, /*isDataCache=*/true);
+        if (ref.flat && colStride && *colStride == 1)
+          prefetchLine(ref, bt, row, col, write);
       };
       if (p.epilogue == MatmulEpilogue::ActivationGrad)
         prefetch(part.actInput, /*write=*/false);
@@ -582,17 +583,19 @@ void MatmulEmitter::prefetchAhead(unsigned s, Value bt, Value firstRow,
   const MatmulSegment &segment = p.segments[s];
   Value ahead =
       l.minIdx(l.add(kk, l.index(kPrefetchRows)), l.sub(segment.k, l.index(1)));
-  auto prefetch = [&](const MatrixRef &ref, Value row, Value col) {
-    memref::PrefetchOp::create(b, loc, ref.flat,
-                               ValueRange{elementIndex(l, ref, bt, row, col)},
-                               /*isWrite=*/false, /*localityHint=*/3,
-                               /*isDataCache=*/true);
-  };
   // A's row `firstRow` at column `ahead` is X's row `ahead` at the tile's
   // MR columns: one line.
-  prefetch(segment.a, firstRow, ahead);
+  prefetchLine(segment.a, bt, firstRow, ahead, /*write=*/false);
   for (const Slot &slot : slots)
-    prefetch(tileB(p.parts[slot.part], s), ahead, slot.col);
+    prefetchLine(tileB(p.parts[slot.part], s), bt, ahead, slot.col,
+                 /*write=*/false);
+}
+
+void MatmulEmitter::prefetchLine(const MatrixRef &ref, Value bt, Value row,
+                                 Value col, bool write) {
+  memref::PrefetchOp::create(b, loc, ref.flat,
+                             ValueRange{elementIndex(l, ref, bt, row, col)},
+                             write, /*localityHint=*/3, /*isDataCache=*/true);
 }
 
 void MatmulEmitter::storeRow(Value value, const MatrixRef &ref, Value bt,
