@@ -565,15 +565,22 @@ func.func @linear_act_weight_grad(%params: tensor<?xf32> {tfc.role = "params"},
 // gradient's tiles, and in the output loop each accumulator times relu' of
 // h's row (the row clamped to the last: rows past m are computed, not
 // stored) before the store.
-// Before the k loop, each line of h the epilogue reads is prefetched (and
-// each line of the output, for writing): the tiles walk down a column
-// panel, rows a row stride apart, which no hardware prefetcher follows.
+// The lines of h the epilogue reads (and of the output, for writing) are
+// prefetched inside the k loop, row (k mod MR) of the tile at each k, none
+// before it: the tiles walk down a column panel, rows a row stride apart,
+// which no hardware prefetcher follows, and issued all at once before the
+// loop they were not all there when the epilogue read them.
 // CHECK-LABEL: func.func @input_grad_act_forward(
 // CHECK:         scf.parallel
-// CHECK-COUNT-12:  memref.prefetch %{{.*}}[%{{.*}}], read, locality<3>, data : memref<?xf32>
-// CHECK:           memref.prefetch %{{.*}}[%{{.*}}], write, locality<3>, data : memref<?xf32>
 // CHECK-NOT:       memref.prefetch
-// CHECK:           %[[ACC:.*]]:12 = scf.for {{.*}} -> (vector<8xf32>
+// CHECK:           %[[ACC:.*]]:12 = scf.for %[[K:[a-z0-9_]+]] = {{.*}} -> (vector<8xf32>
+// CHECK-NEXT:        %[[MR:.*]] = arith.constant 6 : index
+// CHECK-NEXT:        arith.remui %[[K]], %[[MR]] : index
+// CHECK:             memref.prefetch %[[H:[a-z0-9_]+]][%{{.*}}], read, locality<3>, data : memref<?xf32>
+// CHECK:             memref.prefetch %[[OUT:[a-z0-9_]+]][%{{.*}}], write, locality<3>, data : memref<?xf32>
+// CHECK:             memref.prefetch %[[H]][%{{.*}}], read
+// CHECK:             memref.prefetch %[[OUT]][%{{.*}}], write
+// CHECK-NOT:         memref.prefetch
 // CHECK-COUNT-12:    vector.fma
 // CHECK:           %[[ROW:.*]] = arith.minsi
 // CHECK:           %[[X:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<?xf32>, vector<8xf32>

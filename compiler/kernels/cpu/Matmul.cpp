@@ -322,10 +322,13 @@ private:
                              const ABlock *packedA = nullptr);
   /// The micro-kernel's accumulation over segment `s` from packed panels
   /// (and, with bf16 pairs, A's pairs at `pairs`).
+  /// `perK`, if set, runs at the top of every k step (the epilogue's
+  /// rolling prefetches).
   SmallVector<Value> accumulatePacked(unsigned s, Value packed, Value panelBase,
                                       ArrayRef<Value> aRowBase, Value aPacked,
                                       const ABlock &packedA,
-                                      SmallVector<Value> acc);
+                                      SmallVector<Value> acc,
+                                      function_ref<void(Value)> perK);
   /// Runs `body(slots)` for panel `panel`: one code path per part, chosen by
   /// an scf.index_switch when there are several.
   void forPanelSlots(Value panel, function_ref<void(ArrayRef<Slot>)> body);
@@ -353,6 +356,23 @@ private:
   /// against its forward product's 63, 70 with the prefetches; whole steps
   /// 1-2% faster (copy task, GPT-2 block; 1 and 2 threads).
   void prefetchEpilogue(Value bt, Value firstRow, ArrayRef<Slot> slots);
+  /// The same lines of one row: `row` (clamped to m).
+  void prefetchEpilogueRow(Value bt, Value row, ArrayRef<Slot> slots);
+  /// An epilogue that reads memory (act'(X) of an input gradient) gets its
+  /// prefetches inside the k loop instead, row (k mod MR) of the tile at
+  /// each k, so every line is asked for again every MR steps up to the
+  /// end. Issued all at once before the loop, 32 lines (MR rows of X and
+  /// of C, two vectors each) were not all there when the epilogue read
+  /// them: its loads still took a fifth of the copy task's fc2 input
+  /// gradient (perf). Rolling, the op took 70.0 -> 62.0 ms a step on 1
+  /// thread, 39.6 -> 33.6 on 2 (paired profiles), for a remainder and two
+  /// prefetches a vector at every k; all of them issued before the loop's
+  /// last 16, 32 or 64 k did less. One part, not paired: the
+  /// slots are known outside the loop.
+  bool prefetchesInKLoop() const {
+    return p.epilogue == MatmulEpilogue::ActivationGrad &&
+           p.parts.size() == 1 && !paired();
+  }
   /// In a K-blocked weight gradient's k loop (X^T and dY read in place),
   /// prefetches the tile's line of X and its lines of dY kPrefetchRows rows
   /// (tokens) ahead. Rows are a row stride apart, so the first tile of a
@@ -554,27 +574,30 @@ Value MatmulEmitter::loadRow(const MatrixRef &ref, Value n, Value bt, Value row,
 
 void MatmulEmitter::prefetchEpilogue(Value bt, Value firstRow,
                                      ArrayRef<Slot> slots) {
-  Value lastRow = l.sub(p.m, l.index(1));
-  for (int64_t r = 0; r < blk.rows; ++r) {
-    // Rows past m and columns past n prefetch the last ones (never stored).
-    Value row = l.minIdx(l.add(firstRow, l.index(r)), lastRow);
-    for (auto [v, slot] : llvm::enumerate(slots)) {
-      const MatmulPart &part = p.parts[slot.part];
-      Value col = l.minIdx(slot.col, l.sub(part.n, l.index(1)));
-      // Row-major outputs only: one line holds the vector.
-      auto prefetch = [&](const MatrixRef &ref, bool write) {
-        std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
-        if (ref.flat && colStride && *colStride == 1)
-          prefetchLine(ref, bt, row, col, write);
-      };
-      if (p.epilogue == MatmulEpilogue::ActivationGrad)
-        prefetch(part.actInput, /*write=*/false);
-      prefetch(part.c, /*write=*/true);
-      if (p.epilogue == MatmulEpilogue::Activation)
-        prefetch(part.pre, /*write=*/true);
-      if (paired() && v == 0)
-        prefetch(p.gated, /*write=*/true);
-    }
+  for (int64_t r = 0; r < blk.rows; ++r)
+    prefetchEpilogueRow(bt, l.add(firstRow, l.index(r)), slots);
+}
+
+void MatmulEmitter::prefetchEpilogueRow(Value bt, Value row,
+                                        ArrayRef<Slot> slots) {
+  // Rows past m and columns past n prefetch the last ones (never stored).
+  row = l.minIdx(row, l.sub(p.m, l.index(1)));
+  for (auto [v, slot] : llvm::enumerate(slots)) {
+    const MatmulPart &part = p.parts[slot.part];
+    Value col = l.minIdx(slot.col, l.sub(part.n, l.index(1)));
+    // Row-major outputs only: one line holds the vector.
+    auto prefetch = [&](const MatrixRef &ref, bool write) {
+      std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
+      if (ref.flat && colStride && *colStride == 1)
+        prefetchLine(ref, bt, row, col, write);
+    };
+    if (p.epilogue == MatmulEpilogue::ActivationGrad)
+      prefetch(part.actInput, /*write=*/false);
+    prefetch(part.c, /*write=*/true);
+    if (p.epilogue == MatmulEpilogue::Activation)
+      prefetch(part.pre, /*write=*/true);
+    if (paired() && v == 0)
+      prefetch(p.gated, /*write=*/true);
   }
 }
 
@@ -787,7 +810,8 @@ SmallVector<Value> MatmulEmitter::fmaRows(const MatmulSegment &segment,
 SmallVector<Value>
 MatmulEmitter::accumulatePacked(unsigned s, Value packed, Value panelBase,
                                 ArrayRef<Value> aRowBase, Value aPacked,
-                                const ABlock &packedA, SmallVector<Value> acc) {
+                                const ABlock &packedA, SmallVector<Value> acc,
+                                function_ref<void(Value)> perK) {
   const MatmulSegment &segment = p.segments[s];
   Value nr = l.index(blk.cols());
   auto panelVectors = [&](Value panelRow) {
@@ -803,6 +827,8 @@ MatmulEmitter::accumulatePacked(unsigned s, Value packed, Value panelBase,
     return l.forLoop(kRange.first ? kRange.first : l.index(0),
                      kRange.first ? kRange.second : segment.k, acc,
                      [&](Value kk, ValueRange accIn) {
+                       if (perK)
+                         perK(kk);
                        SmallVector<Value> bv = panelVectors(kk);
                        return fmaRows(segment, aRowBase, kk, bv, accIn, aPacked,
                                       packsA(s) ? &packedA : nullptr);
@@ -813,6 +839,8 @@ MatmulEmitter::accumulatePacked(unsigned s, Value packed, Value panelBase,
   return l.forLoop(
       l.index(0), l.divUp(segment.k, 2), acc,
       [&](Value i, ValueRange accIn) -> SmallVector<Value> {
+        if (perK)
+          perK(i);
         SmallVector<Value> bv;
         for (Value v : panelVectors(i))
           bv.push_back(vector::BitCastOp::create(b, loc, pairType, v));
@@ -1110,7 +1138,8 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
 
     // The MR x NR accumulators over every segment; B from the panel, or
     // (direct) from each slot's part.
-    auto accumulate = [&](ArrayRef<Slot> direct) {
+    auto accumulate = [&](ArrayRef<Slot> direct,
+                          function_ref<void(Value)> perK = nullptr) {
       SmallVector<Value> acc(blk.rows * blk.vectorsPerRow, zeroVector());
       SmallVector<Value> masks;
       for (const Slot &slot : direct)
@@ -1143,7 +1172,7 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         }
         if (packed) {
           acc = accumulatePacked(s, packed, panelBase, aRowBase, aPacked,
-                                 packedA, std::move(acc));
+                                 packedA, std::move(acc), perK);
           continue;
         }
         Value kBegin = kRange.first ? kRange.first : l.index(0);
@@ -1154,6 +1183,8 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
           return l.forLoop(
               kBegin, kEnd, init,
               [&](Value kk, ValueRange carried) -> SmallVector<Value> {
+                if (perK)
+                  perK(kk);
                 if (kRange.first)
                   prefetchAhead(s, bt, firstRow, kk, direct);
                 SmallVector<Value> bv;
@@ -1214,20 +1245,37 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
       }
       return acc;
     };
+    // The epilogue's lines: prefetched before the k loop, or rolling
+    // inside it (prefetchesInKLoop): row (k mod MR) of the tile at each k.
+    auto accumulateAndPrefetch = [&](ArrayRef<Slot> direct,
+                                     ArrayRef<Slot> slots) {
+      if (!prefetchesInKLoop()) {
+        prefetchEpilogue(bt, firstRow, slots);
+        return accumulate(direct);
+      }
+      return accumulate(direct, [&](Value kk) {
+        Value r = arith::RemUIOp::create(b, loc, kk, l.index(blk.rows));
+        prefetchEpilogueRow(bt, l.add(firstRow, r), slots);
+      });
+    };
     SmallVector<Value> acc;
     if (packed) {
-      forPanelSlots(panel, [&](ArrayRef<Slot> slots) {
-        prefetchEpilogue(bt, firstRow, slots);
+      // One accumulation for all the panel's parts (prefetchesInKLoop: one).
+      SmallVector<Slot> slots;
+      forPanelSlots(panel, [&](ArrayRef<Slot> partSlots) {
+        if (prefetchesInKLoop())
+          slots.assign(partSlots.begin(), partSlots.end());
+        else
+          prefetchEpilogue(bt, firstRow, partSlots);
       });
-      acc = accumulate({});
+      acc = prefetchesInKLoop() ? accumulateAndPrefetch({}, slots)
+                                : accumulate({});
     }
 
     // Epilogue: + bias, then store, activate or gate the rows that exist.
     forPanelSlots(panel, [&](ArrayRef<Slot> slots) {
-      if (!packed) {
-        prefetchEpilogue(bt, firstRow, slots);
-        acc = accumulate(slots);
-      }
+      if (!packed)
+        acc = accumulateAndPrefetch(slots, slots);
       SmallVector<Value> masks, biases;
       for (const Slot &slot : slots) {
         const MatmulPart &part = p.parts[slot.part];
