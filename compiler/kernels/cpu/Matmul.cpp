@@ -367,8 +367,8 @@ private:
   /// gradient (perf). Rolling, the op took 70.0 -> 62.0 ms a step on 1
   /// thread, 39.6 -> 33.6 on 2 (paired profiles), for a remainder and two
   /// prefetches a vector at every k; all of them issued before the loop's
-  /// last 16, 32 or 64 k did less. One part, not paired: the
-  /// slots are known outside the loop.
+  /// last 16, 32 or 64 k did less. One part, not paired: the slots are
+  /// known outside the loop (several parts choose theirs by a switch).
   bool prefetchesInKLoop() const {
     return p.epilogue == MatmulEpilogue::ActivationGrad &&
            p.parts.size() == 1 && !paired();
