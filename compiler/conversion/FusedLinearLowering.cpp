@@ -89,13 +89,30 @@ FusedMatmulProblem linearActProblem(LinearActOp op, Lowering &l) {
   return p;
 }
 
+/// Rows [b * s, h * dh] of a head-split `split` [b, h, s, dh]: a sequence's
+/// rows dh apart, sequences h * s * dh apart, heads s * dh apart.
+MatrixRef headSplitRows(Lowering &l, const Buffer &split) {
+  Value seq = split.dims[2], headDim = split.dims[3];
+  MatrixRef ref = rowMajor(l, split.flat, headDim);
+  ref.rowGroup = seq;
+  ref.rowGroupStride = l.product({split.dims[1], seq, headDim});
+  ref.colGroup = headDim;
+  ref.colGroupStride = l.mul(seq, headDim);
+  return ref;
+}
+
 FusedMatmulProblem mergedLinearProblem(MergedLinearOp op, Lowering &l) {
   Buffer in = l.lookup(op.getInput());
   FusedMatmulProblem p = projection(l, in, widthOf(op.getWeights()[0], 0));
   for (auto [i, weight] : llvm::enumerate(op.getWeights())) {
     Value bias = op.getBiases().empty() ? Value() : op.getBiases()[i];
-    p.parts.push_back(
-        weightPart(l, weight, bias, l.flatOf(op.getResults()[i])));
+    Value result = op.getResults()[i];
+    MatmulPart part = weightPart(l, weight, bias, l.flatOf(result));
+    if (op.isHeadSplit(i)) {
+      Buffer split = l.lookup(result);
+      l.atAllocationPoint([&] { part.c = headSplitRows(l, split); });
+    }
+    p.parts.push_back(part);
   }
   return p;
 }
@@ -232,8 +249,16 @@ struct MergedLinearLowering
     : MatmulOpLowering<MergedLinearLowering, MergedLinearOp> {
   static LogicalResult planResults(MergedLinearOp op, Lowering &l) {
     Buffer in = l.lookup(op.getInput());
-    for (auto [i, weight] : llvm::enumerate(op.getWeights()))
-      allocateLike(l, op.getResults()[i], in, widthOf(weight, 1));
+    for (auto [i, weight] : llvm::enumerate(op.getWeights())) {
+      Value result = op.getResults()[i];
+      if (!op.isHeadSplit(i)) {
+        allocateLike(l, result, in, widthOf(weight, 1));
+        continue;
+      }
+      auto split = cast<RankedTensorType>(result.getType());
+      l.allocateResult(result, {in.dims[0], l.allocIndex(split.getDimSize(1)),
+                                in.dims[1], l.allocIndex(split.getDimSize(3))});
+    }
     return success();
   }
   static auto problem(MergedLinearOp op, Lowering &l) {

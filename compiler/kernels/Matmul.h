@@ -35,17 +35,40 @@ namespace mlir::tfc {
 /// A row-major matrix operand of a batched matmul, as strides into a flat
 /// buffer: element (batch, row, col) is at
 /// `base + batch * batchStride + row * rowStride + col * colStride`.
+///
+/// Rows and columns may come in groups (null rowGroup / colGroup: they do
+/// not): a head-split [b, h, s, dh] tensor seen as its rows [b * s, h * dh]
+/// has rows in groups of s (a sequence), rowGroupStride = h * s * dh apart,
+/// and columns in groups of dh (a head), colGroupStride = s * dh apart; row
+/// r is row r % rowGroup of group r / rowGroup, and likewise a column.
 struct MatrixRef {
   Value flat;
   Value base;
   Value batchStride;
   Value rowStride;
   Value colStride;
+  Value rowGroup, rowGroupStride;
+  Value colGroup, colGroupStride;
 };
 
 /// The index of element (bt, row, col) of `ref` in its flat buffer.
 Value elementIndex(KernelBuilder &l, const MatrixRef &ref, Value bt, Value row,
                    Value col);
+/// The same with row's part of it given (rowOffset or rowOffsets).
+Value elementIndexAt(KernelBuilder &l, const MatrixRef &ref, Value bt,
+                     Value rowOffset, Value col);
+/// What row `row` adds to an element's index.
+Value rowOffset(KernelBuilder &l, const MatrixRef &ref, Value row);
+/// rowOffset of rows first, first + 1, ..., `count` of them, rows past
+/// `last` taken as `last`. With row groups one division for the first row,
+/// then a step per row: a division per row cost a register tile's output
+/// loop more than the rows' stores.
+SmallVector<Value> rowOffsets(KernelBuilder &l, const MatrixRef &ref,
+                              Value first, int64_t count, Value last);
+/// Whether `width` consecutive elements of a row from a column that is a
+/// multiple of `width` are consecutive in memory (one vector load or store).
+bool vectorsAreContiguous(KernelBuilder &l, const MatrixRef &ref,
+                          int64_t width);
 
 /// C[bt, m, n] = sum_k A[bt, m, k] * B[bt, k, n] (+ bias[n]) for bt < batch.
 /// C is contiguous along n (colStride 1). `n` and `k` may be dynamic.
@@ -86,7 +109,7 @@ enum class MatmulEpilogue { Store, Activation, ActivationGrad, GatedPair };
 struct FusedMatmulProblem {
   Value batch, m;
   SmallVector<MatmulSegment> segments;
-  SmallVector<MatmulPart> parts;
+  SmallVector<MatmulPart, 2> parts;
   MatmulEpilogue epilogue = MatmulEpilogue::Store;
   ActivationKind activation = ActivationKind::relu;
   bool packActivationGrad = false;

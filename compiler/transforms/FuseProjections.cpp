@@ -144,13 +144,56 @@ struct MergeProjections : OpRewritePattern<LinearOp> {
   }
 };
 
+/// split_heads(merged_linear #i) -> merged_linear with result i head-split:
+/// the matmul's output loop stores Q, K and V per head, [b, h, s, dh],
+/// where a copy rearranged its rows before. Splits that tfc-fuse-attention
+/// folds into a rotation (split_heads_rope: RoPE, QK-norm's norm then RoPE)
+/// are left to it. Head widths are whole vectors (16 floats, the widest
+/// CPU vector) so every vector the output loop stores lies in one head.
+struct SplitProjectionHeads : OpRewritePattern<SplitHeadsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kHeadDimMultiple = 16;
+
+  LogicalResult matchAndRewrite(SplitHeadsOp split,
+                                PatternRewriter &rewriter) const override {
+    auto rows = dyn_cast<OpResult>(split.getInput());
+    auto merged = rows ? dyn_cast<MergedLinearOp>(rows.getOwner()) : nullptr;
+    if (!merged || !rows.hasOneUse())
+      return rewriter.notifyMatchFailure(
+          split, "the input is not a merged_linear result used only here");
+    if (split.getResult().getType().getDimSize(3) % kHeadDimMultiple != 0)
+      return rewriter.notifyMatchFailure(split, "the head width is not "
+                                                "whole vectors");
+    if (llvm::any_of(split->getUsers(), [](Operation *user) {
+          return isa<RopeOp, LayerNormOp, RMSNormOp>(user);
+        }))
+      return rewriter.notifyMatchFailure(
+          split, "the heads go on to a rotation or a norm");
+    SmallVector<Type> types(merged->getResultTypes());
+    types[rows.getResultNumber()] = split.getType();
+    rewriter.setInsertionPoint(merged);
+    auto fused = MergedLinearOp::create(
+        rewriter, rewriter.getFusedLoc({merged.getLoc(), split.getLoc()}),
+        types, merged.getInput(), merged.getWeights(), merged.getBiases());
+    fused->setDiscardableAttrs(merged->getDiscardableAttrDictionary());
+    rewriter.replaceOp(split, fused.getResult(rows.getResultNumber()));
+    for (auto [old, now] :
+         llvm::zip_equal(merged.getResults(), fused.getResults()))
+      if (old != rows)
+        rewriter.replaceAllUsesWith(old, now);
+    rewriter.eraseOp(merged);
+    return success();
+  }
+};
+
 struct TfcFuseProjections
     : tfc::impl::TfcFuseProjectionsBase<TfcFuseProjections> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // The GLU merge first: its linears must not end up in a plain merge.
     patterns.add<FuseGLUProjections>(&getContext(), /*benefit=*/2);
-    patterns.add<MergeProjections>(&getContext(), /*benefit=*/1);
+    patterns.add<MergeProjections, SplitProjectionHeads>(&getContext(),
+                                                         /*benefit=*/1);
     if (failed(applyFusionPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

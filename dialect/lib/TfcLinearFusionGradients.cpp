@@ -99,6 +99,10 @@ LogicalResult MergedLinearOp::buildGradients(OpBuilder &b,
     Value dy = context.resultGrad(i);
     if (!dy)
       continue;
+    // A head-split result's gradient, [b, h, s, dh], as the rows the
+    // matmuls contract over (split_heads' own rule).
+    if (isHeadSplit(i))
+      dy = MergeHeadsOp::create(b, getLoc(), getRowsType(i), dy);
     grads.push_back(dy);
     weights.push_back(getWeights()[i]);
     if (!getBiases().empty())

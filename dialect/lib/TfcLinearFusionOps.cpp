@@ -27,9 +27,9 @@ std::string named(StringRef what, std::optional<unsigned> part) {
 /// `result = input @ weight (+ bias)`: the rules of tfc.linear, with the
 /// operand names of part `part`.
 LogicalResult verifyLinearPart(Operation *op, Value input, Value weight,
-                               Value bias, Value result,
+                               Value bias, RankedTensorType out,
                                std::optional<unsigned> part) {
-  RankedTensorType w = typeOf(weight), in = typeOf(input), out = typeOf(result);
+  RankedTensorType w = typeOf(weight), in = typeOf(input);
   if (w.getRank() != 2)
     return op->emitOpError() << named("weight", part)
                              << " must have rank 2, got rank " << w.getRank();
@@ -86,9 +86,25 @@ LogicalResult verifyBackwardOnly(Operation *op, Value result, StringRef name) {
 
 LogicalResult LinearActOp::verify() {
   if (failed(verifyLinearPart(*this, getInput(), getWeight(), getBias(),
-                              getResult(), std::nullopt)))
+                              typeOf(getResult()), std::nullopt)))
     return failure();
   return verifyBackwardOnly(*this, getPre(), "pre");
+}
+
+bool MergedLinearOp::isHeadSplit(unsigned i) {
+  return typeOf(getInput()).getRank() == 3 &&
+         typeOf(getResults()[i]).getRank() == 4;
+}
+
+RankedTensorType MergedLinearOp::getRowsType(unsigned i) {
+  RankedTensorType result = typeOf(getResults()[i]);
+  if (!isHeadSplit(i))
+    return result;
+  // A weight of another rank fails verifyLinearPart: any width will do.
+  RankedTensorType in = typeOf(getInput()), w = typeOf(getWeights()[i]);
+  int64_t width = w.getRank() == 2 ? w.getDimSize(1) : ShapedType::kDynamic;
+  return RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), width},
+                               result.getElementType());
 }
 
 LogicalResult MergedLinearOp::verify() {
@@ -103,11 +119,18 @@ LogicalResult MergedLinearOp::verify() {
     return emitOpError("has ")
            << getBiases().size() << " biases, expected none or one per weight ("
            << parts << ")";
-  for (unsigned i = 0; i < parts; ++i)
+  for (unsigned i = 0; i < parts; ++i) {
+    Value result = getResults()[i];
     if (failed(verifyLinearPart(*this, getInput(), getWeights()[i],
                                 getBiases().empty() ? Value() : getBiases()[i],
-                                getResults()[i], i)))
+                                getRowsType(i), i)))
       return failure();
+    if (isHeadSplit(i) &&
+        failed(verifyHeadSplit(*this, getRowsType(i),
+                               "rows of " + named("result", i), typeOf(result),
+                               named("result", i))))
+      return failure();
+  }
   return success();
 }
 
@@ -122,9 +145,9 @@ LogicalResult GLULinearOp::verify() {
   Value gateBias = getBiases().empty() ? Value() : getBiases()[0];
   Value upBias = getBiases().empty() ? Value() : getBiases()[1];
   if (failed(verifyLinearPart(*this, getInput(), getGateWeight(), gateBias,
-                              getResult(), 0)) ||
+                              typeOf(getResult()), 0)) ||
       failed(verifyLinearPart(*this, getInput(), getUpWeight(), upBias,
-                              getResult(), 1)))
+                              typeOf(getResult()), 1)))
     return failure();
   if (failed(verifyBackwardOnly(*this, getGate(), "gate")))
     return failure();

@@ -168,35 +168,6 @@ LogicalResult RMSNormGradOp::verify() {
 // Attention's pieces
 //===----------------------------------------------------------------------===//
 
-/// [b, s, h*dh] (merged) against [b, h, s, dh] (split).
-static LogicalResult verifyHeadSplit(Operation *op, RankedTensorType merged,
-                                     StringRef mergedName,
-                                     RankedTensorType split,
-                                     StringRef splitName) {
-  if (merged.getRank() != 3)
-    return op->emitOpError()
-           << mergedName << " must have rank 3, got rank " << merged.getRank();
-  if (split.getRank() != 4)
-    return op->emitOpError()
-           << splitName << " must have rank 4, got rank " << split.getRank();
-  if (!dimsAgree(merged.getDimSize(0), split.getDimSize(0)) ||
-      !dimsAgree(merged.getDimSize(1), split.getDimSize(2)))
-    return op->emitOpError("batch and sequence of ")
-           << mergedName << " [" << dimStr(merged.getDimSize(0)) << ", "
-           << dimStr(merged.getDimSize(1)) << "] do not match " << splitName
-           << " [" << dimStr(split.getDimSize(0)) << ", "
-           << dimStr(split.getDimSize(2)) << "]";
-  int64_t heads = split.getDimSize(1), headDim = split.getDimSize(3);
-  if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim) ||
-      ShapedType::isDynamic(merged.getDimSize(2)))
-    return op->emitOpError("heads, head width and model width must be static");
-  if (heads * headDim != merged.getDimSize(2))
-    return op->emitOpError("width (")
-           << merged.getDimSize(2) << ") must equal heads (" << heads
-           << ") x head width (" << headDim << ")";
-  return success();
-}
-
 LogicalResult SplitHeadsOp::verify() {
   return verifyHeadSplit(*this, getInput().getType(), "input",
                          getResult().getType(), "result");

@@ -407,6 +407,41 @@ func.func @merged_linear(%params: tensor<?xf32> {tfc.role = "params"},
 
 // -----
 
+// A head-split part (Q as [b, 2, s, 8]): its tiles store each row of the
+// output into its sequence's rows of each head. A tile's first row finds
+// its sequence by one division by s, for the prefetches before the k loop
+// and again for the stores; the next rows step from it (to the next
+// sequence's first row at s), so no row divides. The columns divide by
+// the head width, a constant. (The few-rows path, first; the packed
+// path's tiles have the same epilogue.)
+// CHECK-LABEL: func.func @merged_heads_forward(
+// CHECK:         scf.index_switch
+// CHECK-NEXT:    case 0 {
+// CHECK:           arith.divui %{{.*}}, %[[S:.*]] : index
+// CHECK-NOT:       arith.divui %{{.*}}, %[[S]] : index
+// CHECK:           %[[ACC:.*]]:12 = scf.for
+// CHECK:           arith.divui %{{.*}}, %[[S]] : index
+// CHECK-NOT:       arith.divui %{{.*}}, %[[S]] : index
+// CHECK:           arith.cmpi eq, %{{.*}}, %[[S]] : index
+// CHECK-NOT:       arith.divui %{{.*}}, %[[S]] : index
+// CHECK:           arith.divui %{{.*}}, %c8{{.*}} : index
+// CHECK-NOT:       arith.divui %{{.*}}, %[[S]] : index
+// CHECK:           vector.store %[[ACC]]#0, %{{.*}}[%{{.*}}]
+// CHECK-NOT:       arith.divui %{{.*}}, %[[S]] : index
+// CHECK:         default {
+func.func @merged_heads(%params: tensor<?xf32> {tfc.role = "params"},
+                        %x: tensor<?x?x8xf32> {tfc.role = "x"})
+    -> (tensor<?x2x?x8xf32> {tfc.role = "y"}, tensor<?x?x16xf32> {tfc.role = "y"})
+    attributes {tfc.model = "merged_heads", tfc.max_batch = 2 : i64, tfc.max_seq = 8 : i64,
+                tfc.param_count = 256 : i64, tfc.vocab = 0 : i64} {
+  %wq = tfc.param %params {name = "wq", offset = 0 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %wk = tfc.param %params {name = "wk", offset = 128 : i64} : tensor<?xf32> -> tensor<8x16xf32>
+  %q, %k = tfc.merged_linear %x weights(%wq, %wk) : (tensor<?x?x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x?x16xf32>)
+  return %q, %k : tensor<?x2x?x8xf32>, tensor<?x?x16xf32>
+}
+
+// -----
+
 // A gated pair: each panel holds VL columns of gate and VL of up; the
 // epilogue stores silu(gate) * up, and neither pre-activation (no save).
 // CHECK-LABEL: func.func @glu_linear_forward(

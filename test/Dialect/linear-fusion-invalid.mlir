@@ -74,6 +74,30 @@ func.func @merged_part_rows(%x: tensor<2x?x16xf32>, %w: tensor<16x16xf32>) -> te
 
 // -----
 
+func.func @merged_split_rank(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>) -> tensor<?x2x?x8xf32> {
+  // expected-error @+1 {{'tfc.merged_linear' op result 0 rank (4) must equal input rank (2)}}
+  %q:2 = tfc.merged_linear %x weights(%w, %w) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x16xf32>)
+  return %q#0 : tensor<?x2x?x8xf32>
+}
+
+// -----
+
+func.func @merged_split_heads(%x: tensor<?x?x16xf32>, %w: tensor<16x16xf32>) -> tensor<?x2x?x16xf32> {
+  // expected-error @+1 {{'tfc.merged_linear' op width (16) must equal heads (2) x head width (16)}}
+  %q:2 = tfc.merged_linear %x weights(%w, %w) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x2x?x16xf32>)
+  return %q#1 : tensor<?x2x?x16xf32>
+}
+
+// -----
+
+func.func @merged_split_seq(%x: tensor<?x5x16xf32>, %w: tensor<16x16xf32>) -> tensor<?x2x4x8xf32> {
+  // expected-error @+1 {{'tfc.merged_linear' op batch and sequence of rows of result 0 [?, 5] do not match result 0 [?, 4]}}
+  %q:2 = tfc.merged_linear %x weights(%w, %w) : (tensor<?x5x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<?x2x4x8xf32>, tensor<?x5x16xf32>)
+  return %q#0 : tensor<?x2x4x8xf32>
+}
+
+// -----
+
 func.func @glu_weights_differ(%x: tensor<?x?x16xf32>, %wg: tensor<16x32xf32>, %wu: tensor<16x16xf32>) -> tensor<?x?x32xf32> {
   // expected-error @+1 {{'tfc.glu_linear' op gate weight type 'tensor<16x32xf32>' differs from up weight type 'tensor<16x16xf32>'}}
   %h, %g, %u = tfc.glu_linear #tfc.activation<silu> %x, %wg, %wu : (tensor<?x?x16xf32>, tensor<16x32xf32>, tensor<16x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)

@@ -8,6 +8,7 @@
 // CHECK:         {{.*}} = tfc.linear_act #tfc.activation<relu> %{{.*}}, %{{.*}} : (tensor<?x?x16xf32>, tensor<16x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
 // CHECK:         {{.*}} = tfc.merged_linear %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>)
 // CHECK:         {{.*}} = tfc.merged_linear %{{.*}} weights(%{{.*}}, %{{.*}}) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x32xf32>)
+// CHECK:         {{.*}} = tfc.merged_linear %{{.*}} weights(%{{.*}}, %{{.*}}) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x?x32xf32>)
 // CHECK:         {{.*}} = tfc.glu_linear #tfc.activation<silu> %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
 // CHECK:         {{.*}} = tfc.glu_linear #tfc.activation<gelu> %{{.*}}, %{{.*}}, %{{.*}} biases(%{{.*}}, %{{.*}}) : (tensor<?x?x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
 func.func @forward(%x: tensor<?x?x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>,
@@ -17,6 +18,7 @@ func.func @forward(%x: tensor<?x?x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32x
   %1:2 = tfc.linear_act #tfc.activation<relu> %x, %w : (tensor<?x?x16xf32>, tensor<16x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   %2:3 = tfc.merged_linear %x weights(%sq, %sq, %sq) biases(%b16, %b16, %b16) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>)
   %3:2 = tfc.merged_linear %x weights(%sq, %w) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x32xf32>)
+  %6:2 = tfc.merged_linear %x weights(%sq, %w) : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<16x32xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x?x32xf32>)
   %4:3 = tfc.glu_linear #tfc.activation<silu> %x, %w, %w : (tensor<?x?x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   %5:3 = tfc.glu_linear #tfc.activation<gelu> %x, %w, %w biases(%b, %b) : (tensor<?x?x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %0#0, %1#0, %2#2, %3#1, %4#0, %5#0 : tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x16xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>

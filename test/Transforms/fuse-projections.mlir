@@ -90,3 +90,47 @@ func.func @negatives(%u: tensor<?x?x8xf32>, %w: tensor<8x16xf32>, %e: tensor<16x
   %d = tfc.linear %y, %w : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
   return %h, %gate, %t, %n, %c : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>
 }
+
+// -----
+
+// The heads of a merged result: the merged matmul stores Q and V per head
+// (their split_heads fold in); K's heads go on to RoPE (split_heads_rope,
+// tfc-fuse-attention) and keep their split; a head width that is not whole
+// vectors of 16 keeps its split too.
+// CHECK-LABEL: func.func @heads(
+// CHECK-NEXT:    %[[M:.*]]:3 = tfc.merged_linear %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) {tfc.fused = "projections"} : (tensor<?x?x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> (tensor<?x2x?x32xf32>, tensor<?x?x64xf32>, tensor<?x2x?x32xf32>)
+// CHECK-NEXT:    %[[K:[0-9]+]] = tfc.split_heads %[[M]]#1
+// CHECK-NEXT:    %[[R:.*]] = tfc.rope #tfc.rope_style<half> %[[K]]
+// CHECK-NEXT:    return %[[M]]#0, %[[R]], %[[M]]#2
+// LOC-LABEL: func.func @heads(
+// LOC:         tfc.merged_linear {{.*}} loc(#[[FUSED:loc[0-9]+]])
+// LOC:       #[[FUSED]] = loc(fused[
+func.func @heads(%u: tensor<?x?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>) {
+  %q = tfc.linear %u, %w : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %k = tfc.linear %u, %w : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %v = tfc.linear %u, %w : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %qh = tfc.split_heads %q : tensor<?x?x64xf32> -> tensor<?x2x?x32xf32>
+  %kh = tfc.split_heads %k : tensor<?x?x64xf32> -> tensor<?x2x?x32xf32>
+  %vh = tfc.split_heads %v : tensor<?x?x64xf32> -> tensor<?x2x?x32xf32>
+  %kr = tfc.rope #tfc.rope_style<half> %kh theta 1.0e4 rotary_dim 32 : tensor<?x2x?x32xf32>
+  return %qh, %kr, %vh : tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>
+}
+
+// -----
+
+// Heads of 8 floats (not whole vectors), and a merged result read by
+// another op beside its split: the splits stay.
+// CHECK-LABEL: func.func @heads_kept(
+// CHECK:         tfc.merged_linear {{.*}} -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+// CHECK:         tfc.split_heads
+// CHECK:         tfc.split_heads
+func.func @heads_kept(%u: tensor<?x?x16xf32>, %w: tensor<16x16xf32>, %u2: tensor<?x?x32xf32>, %w2: tensor<32x32xf32>) -> (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x16xf32>, tensor<?x?x32xf32>) {
+  %q = tfc.linear %u, %w : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
+  %k = tfc.linear %u, %w : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
+  %qh = tfc.split_heads %q : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %kh = tfc.split_heads %k : tensor<?x?x16xf32> -> tensor<?x2x?x8xf32>
+  %a = tfc.linear %u2, %w2 : (tensor<?x?x32xf32>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %b = tfc.linear %u2, %w2 : (tensor<?x?x32xf32>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %ah = tfc.split_heads %a : tensor<?x?x32xf32> -> tensor<?x2x?x16xf32>
+  return %qh, %kh, %ah, %a : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x16xf32>, tensor<?x?x32xf32>
+}

@@ -344,8 +344,15 @@ private:
   /// VL elements of row `row` of `ref` from column `col`, zero past n.
   Value loadRow(const MatrixRef &ref, Value n, Value bt, Value row, Value col,
                 Value mask);
+  /// Stores VL elements at row `row` (its offset `rowOff` when given:
+  /// rowOffsets'), column `col`, the lanes off in `mask` not.
   void storeRow(Value value, const MatrixRef &ref, Value bt, Value row,
-                Value col, Value mask);
+                Value col, Value mask, Value rowOff = Value());
+  /// The offsets of a tile's MR rows (from `firstRow`, clamped to m) in
+  /// each epilogue operand of `slots` that has row groups (a head-split
+  /// output): made once per tile, read by its prefetches and stores.
+  using GroupedRows = DenseMap<const MatrixRef *, SmallVector<Value>>;
+  GroupedRows groupedRows(Value firstRow, ArrayRef<Slot> slots);
   /// Prefetches what the epilogue of the tile at `firstRow` reads (X of
   /// act'(X)) and writes (C, the pre-activations, the gated product): one
   /// line per row and vector. A tile walks down its column panel, rows a
@@ -356,8 +363,10 @@ private:
   /// against its forward product's 63, 70 with the prefetches; whole steps
   /// 1-2% faster (copy task, GPT-2 block; 1 and 2 threads).
   void prefetchEpilogue(Value bt, Value firstRow, ArrayRef<Slot> slots);
-  /// The same lines of one row: `row` (clamped to m).
-  void prefetchEpilogueRow(Value bt, Value row, ArrayRef<Slot> slots);
+  /// The same lines of one row: `row` (clamped to m), row `r` of the tile
+  /// in `rows` for operands with row groups.
+  void prefetchEpilogueRow(Value bt, Value row, ArrayRef<Slot> slots,
+                           const GroupedRows *rows = nullptr, int64_t r = 0);
   /// An epilogue that reads memory (act'(X) of an input gradient) gets its
   /// prefetches inside the k loop instead, row (k mod MR) of the tile at
   /// each k, so every line is asked for again every MR steps up to the
@@ -420,6 +429,16 @@ static int64_t packGroupSize(std::optional<int64_t> units) {
 }
 
 void MatmulEmitter::plan() {
+  // Row and column groups are for the output loop's operands.
+  auto ungrouped = [](const MatrixRef &ref) {
+    return !ref.rowGroup && !ref.colGroup;
+  };
+  (void)ungrouped;
+  for (const MatmulSegment &segment : p.segments)
+    assert(ungrouped(segment.a) && "A has no row or column groups");
+  for (const MatmulPart &part : p.parts)
+    for (const MatrixRef &ref : part.b)
+      assert(ungrouped(ref) && "B has no row or column groups");
   // Paired parts share each panel: VL columns of each.
   int64_t colsPerPanel = paired() ? blk.vectorWidth : blk.cols();
   int64_t staticPanels = 0;
@@ -545,8 +564,7 @@ Value MatmulEmitter::columnMask(Value n, Value col) {
 
 Value MatmulEmitter::loadRow(const MatrixRef &ref, Value n, Value bt, Value row,
                              Value col, Value mask) {
-  std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
-  if (colStride && *colStride == 1) {
+  if (vectorsAreContiguous(l, ref, blk.vectorWidth)) {
     Value idx = elementIndex(l, ref, bt, row, col);
     if (!mask)
       return vector::LoadOp::create(b, loc, vecType, ref.flat, ValueRange{idx});
@@ -572,24 +590,50 @@ Value MatmulEmitter::loadRow(const MatrixRef &ref, Value n, Value bt, Value row,
   return vector::FromElementsOp::create(b, loc, vecType, elements);
 }
 
+MatmulEmitter::GroupedRows MatmulEmitter::groupedRows(Value firstRow,
+                                                      ArrayRef<Slot> slots) {
+  GroupedRows rows;
+  Value lastRow = l.sub(p.m, l.index(1));
+  auto add = [&](const MatrixRef &ref) {
+    if (ref.flat && ref.rowGroup && !rows.count(&ref))
+      rows[&ref] = rowOffsets(l, ref, firstRow, blk.rows, lastRow);
+  };
+  for (const Slot &slot : slots) {
+    const MatmulPart &part = p.parts[slot.part];
+    add(part.c);
+    add(part.pre);
+    add(part.actInput);
+  }
+  if (paired())
+    add(p.gated);
+  return rows;
+}
+
 void MatmulEmitter::prefetchEpilogue(Value bt, Value firstRow,
                                      ArrayRef<Slot> slots) {
+  GroupedRows rows = groupedRows(firstRow, slots);
   for (int64_t r = 0; r < blk.rows; ++r)
-    prefetchEpilogueRow(bt, l.add(firstRow, l.index(r)), slots);
+    prefetchEpilogueRow(bt, l.add(firstRow, l.index(r)), slots, &rows, r);
 }
 
 void MatmulEmitter::prefetchEpilogueRow(Value bt, Value row,
-                                        ArrayRef<Slot> slots) {
+                                        ArrayRef<Slot> slots,
+                                        const GroupedRows *rows, int64_t r) {
   // Rows past m and columns past n prefetch the last ones (never stored).
   row = l.minIdx(row, l.sub(p.m, l.index(1)));
   for (auto [v, slot] : llvm::enumerate(slots)) {
     const MatmulPart &part = p.parts[slot.part];
     Value col = l.minIdx(slot.col, l.sub(part.n, l.index(1)));
-    // Row-major outputs only: one line holds the vector.
+    // Vectors in one line only (row-major, not across a column group).
     auto prefetch = [&](const MatrixRef &ref, bool write) {
-      std::optional<int64_t> colStride = l.constantIndex(ref.colStride);
-      if (ref.flat && colStride && *colStride == 1)
-        prefetchLine(ref, bt, row, col, write);
+      if (!ref.flat || !vectorsAreContiguous(l, ref, blk.vectorWidth))
+        return;
+      Value rowOff =
+          rows && ref.rowGroup ? rows->lookup(&ref)[r] : rowOffset(l, ref, row);
+      memref::PrefetchOp::create(
+          b, loc, ref.flat, ValueRange{elementIndexAt(l, ref, bt, rowOff, col)},
+          write,
+          /*localityHint=*/3, /*isDataCache=*/true);
     };
     if (p.epilogue == MatmulEpilogue::ActivationGrad)
       prefetch(part.actInput, /*write=*/false);
@@ -622,13 +666,39 @@ void MatmulEmitter::prefetchLine(const MatrixRef &ref, Value bt, Value row,
 }
 
 void MatmulEmitter::storeRow(Value value, const MatrixRef &ref, Value bt,
-                             Value row, Value col, Value mask) {
-  Value idx = elementIndex(l, ref, bt, row, col);
-  if (mask)
-    vector::MaskedStoreOp::create(b, loc, ref.flat, ValueRange{idx}, mask,
-                                  value);
-  else
-    vector::StoreOp::create(b, loc, value, ref.flat, ValueRange{idx});
+                             Value row, Value col, Value mask, Value rowOff) {
+  if (!rowOff)
+    rowOff = rowOffset(l, ref, row);
+  if (vectorsAreContiguous(l, ref, blk.vectorWidth)) {
+    Value idx = elementIndexAt(l, ref, bt, rowOff, col);
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, ref.flat, ValueRange{idx}, mask,
+                                    value);
+    else
+      vector::StoreOp::create(b, loc, value, ref.flat, ValueRange{idx});
+    return;
+  }
+  // Element by element (column groups that split a vector), the lanes off
+  // in the mask not.
+  for (int64_t j = 0; j < blk.vectorWidth; ++j) {
+    auto storeLane = [&] {
+      Value element = vector::ExtractOp::create(b, loc, value, j);
+      Value idx = elementIndexAt(l, ref, bt, rowOff, l.add(col, l.index(j)));
+      l.store(element, ref.flat, idx);
+    };
+    if (!mask) {
+      storeLane();
+      continue;
+    }
+    Value live = vector::ExtractOp::create(b, loc, mask, j);
+    scf::IfOp::create(b, loc, live, [&](OpBuilder &nested, Location) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(nested.getInsertionBlock(),
+                          nested.getInsertionPoint());
+      storeLane();
+      scf::YieldOp::create(b, loc);
+    });
+  }
 }
 
 Value MatmulEmitter::packedRow(const Slot &slot, unsigned segment, Value bt,
@@ -1309,6 +1379,7 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         firstBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            kRange.first, l.index(0));
       Value lastRow = l.sub(p.m, l.index(1));
+      GroupedRows tileRows = groupedRows(firstRow, slots);
       SmallVector<SmallVector<RowStore>> stores(blk.rows);
       for (int64_t r = 0; r < blk.rows; ++r) {
         SmallVector<Value> tile;
@@ -1361,7 +1432,8 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
           for (const RowStore &store : stores[r])
-            storeRow(store.value, *store.ref, bt, row, store.col, store.mask);
+            storeRow(store.value, *store.ref, bt, row, store.col, store.mask,
+                     store.ref->rowGroup ? tileRows[store.ref][r] : Value());
           scf::YieldOp::create(b, loc);
         });
       }

@@ -250,10 +250,32 @@ Picked GpuMatmulEmitter::pick(Value part, ArrayRef<Value> perPart) {
 
 PickedRef GpuMatmulEmitter::pickRef(Value part,
                                     ArrayRef<const MatrixRef *> perPart) {
+  // Where some parts' rows (columns) come in groups, the others' are one
+  // group: of size 2^62 (every index below it), which any other part's
+  // picked size would not be.
+  auto grouped = [&](Value MatrixRef::*group) {
+    return llvm::any_of(perPart, [&](const MatrixRef *ref) {
+      return ref->flat && ref->*group;
+    });
+  };
+  bool rowGroups = grouped(&MatrixRef::rowGroup);
+  bool colGroups = grouped(&MatrixRef::colGroup);
   auto field = [&](Value MatrixRef::*member) {
     SmallVector<Value> values;
-    for (const MatrixRef *ref : perPart)
-      values.push_back(ref->flat ? ref->*member : Value());
+    for (const MatrixRef *ref : perPart) {
+      Value v = ref->flat ? ref->*member : Value();
+      bool isRowGroup = member == &MatrixRef::rowGroup ||
+                        member == &MatrixRef::rowGroupStride;
+      bool isColGroup = member == &MatrixRef::colGroup ||
+                        member == &MatrixRef::colGroupStride;
+      if (ref->flat && !v &&
+          ((isRowGroup && rowGroups) || (isColGroup && colGroups)))
+        v = l.index(member == &MatrixRef::rowGroup ||
+                            member == &MatrixRef::colGroup
+                        ? int64_t(1) << 62
+                        : 0);
+      values.push_back(v);
+    }
     return pick(part, values).value;
   };
   SmallVector<Value> flats;
@@ -263,9 +285,15 @@ PickedRef GpuMatmulEmitter::pickRef(Value part,
   if (!flat)
     return {};
   PickedRef out;
-  out.ref = MatrixRef{
-      flat.value, field(&MatrixRef::base), field(&MatrixRef::batchStride),
-      field(&MatrixRef::rowStride), field(&MatrixRef::colStride)};
+  out.ref = MatrixRef{flat.value,
+                      field(&MatrixRef::base),
+                      field(&MatrixRef::batchStride),
+                      field(&MatrixRef::rowStride),
+                      field(&MatrixRef::colStride),
+                      field(&MatrixRef::rowGroup),
+                      field(&MatrixRef::rowGroupStride),
+                      field(&MatrixRef::colGroup),
+                      field(&MatrixRef::colGroupStride)};
   out.present = flat.present;
   bool unitCols = true, unitRows = true;
   for (const MatrixRef *ref : perPart) {

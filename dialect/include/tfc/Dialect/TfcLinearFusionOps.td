@@ -56,6 +56,11 @@ def Tfc_MergedLinearOp : Tfc_Op<"merged_linear", [Pure,
     them, each part padded to whole panels so no register tile straddles two
     results. `biases` is empty or has one bias per weight.
 
+    A result may be head-split: for an input [batch, seq, in], result i is
+    then [batch, heads, seq, dh] with heads x dh its weight's output width,
+    the split_heads of its rows, which the matmul's output loop stores in
+    that layout (tfc-fuse-projections folds the split in; no copy).
+
     ```mlir
     %q, %k, %v = tfc.merged_linear %x weights(%wq, %wk, %wv)
                                       biases(%bq, %bk, %bv) : ...
@@ -67,6 +72,14 @@ def Tfc_MergedLinearOp : Tfc_Op<"merged_linear", [Pure,
   let assemblyFormat = [{
     $input `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)? attr-dict
     `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether result `i` is head-split, [batch, heads, seq, dh], rather
+    /// than rows shaped like the input.
+    bool isHeadSplit(unsigned i);
+    /// Result `i` as rows: its type, or for a head-split result the
+    /// [batch, seq, heads x dh] it splits.
+    RankedTensorType getRowsType(unsigned i);
   }];
   let hasVerifier = 1;
 }
