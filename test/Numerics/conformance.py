@@ -376,6 +376,13 @@ def head_specs():
             "head": {"tied": True, "loss": "cross_entropy"}}),
         SpecCase("gqa_bf16", {
             "model": dict(base, dtype="bf16"), "attention": {"n_kv_heads": 2}}),
+        # Heads of 16 (whole vectors): the projections store Q, K and V per
+        # head (no split_heads copies), tiles of rows crossing sequence ends
+        # at s = 17; grouped-query heads, causal, padded keys.
+        SpecCase("gqa_heads16_padded", {
+            "model": dict(base, d_model=48, d_ff=64),
+            "attention": {"n_kv_heads": 2, "head_dim": 16, "key_padding": True},
+            "embedding": {"vocab": 41, "positions": "learned"}}, quick=True),
     ]
 
 
