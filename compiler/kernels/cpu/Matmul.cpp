@@ -1333,18 +1333,21 @@ void MatmulEmitter::emitTileLoop(Value packed, Value aPacked) {
         prefetchEpilogueRow(bt, l.add(firstRow, r), slots);
       });
     };
+    // Packed: one accumulation for all the panel's parts. Rolling
+    // prefetches need the slots outside the loop (one part); else each
+    // part's lines are prefetched before it.
     SmallVector<Value> acc;
-    if (packed) {
-      // One accumulation for all the panel's parts (prefetchesInKLoop: one).
+    if (packed && prefetchesInKLoop()) {
       SmallVector<Slot> slots;
       forPanelSlots(panel, [&](ArrayRef<Slot> partSlots) {
-        if (prefetchesInKLoop())
-          slots.assign(partSlots.begin(), partSlots.end());
-        else
-          prefetchEpilogue(bt, firstRow, partSlots);
+        slots.assign(partSlots.begin(), partSlots.end());
       });
-      acc = prefetchesInKLoop() ? accumulateAndPrefetch({}, slots)
-                                : accumulate({});
+      acc = accumulateAndPrefetch({}, slots);
+    } else if (packed) {
+      forPanelSlots(panel, [&](ArrayRef<Slot> partSlots) {
+        prefetchEpilogue(bt, firstRow, partSlots);
+      });
+      acc = accumulate({});
     }
 
     // Epilogue: + bias, then store, activate or gate the rows that exist.
