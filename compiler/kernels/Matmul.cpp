@@ -42,15 +42,34 @@ SmallVector<Value> mlir::tfc::rowOffsets(KernelBuilder &l, const MatrixRef &ref,
           rowOffset(l, ref, l.minIdx(l.add(first, l.index(r)), last)));
     return offsets;
   }
-  // (group, row in group) of the first row, then stepped: the next row is
-  // the next in the group or the first of the next group; past `last` the
-  // rows stay at `last`.
+  // (group, row in group) of the first row. When all `count` rows lie in
+  // its group and at or before `last` (every tile when the group's size and
+  // the first row are multiples of count), they are a row stride apart;
+  // else stepped: the next row is the next in the group or the first of
+  // the next group, and past `last` the rows stay at `last`.
   OpBuilder &b = l.b;
   Location loc = l.loc;
   Value row = l.minIdx(first, last);
   Value group = arith::DivUIOp::create(b, loc, row, ref.rowGroup);
   Value inGroup = arith::RemUIOp::create(b, loc, row, ref.rowGroup);
-  Value zero = l.index(0), one = l.index(1);
+  Value zero = l.index(0), one = l.index(1), ahead = l.index(count - 1);
+  Value base =
+      l.add(l.mul(group, ref.rowGroupStride), l.mul(inGroup, ref.rowStride));
+  Value inOneGroup = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           l.add(inGroup, ahead), ref.rowGroup);
+  Value noneClamped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                            l.add(first, ahead), last);
+  Value contiguous = arith::AndIOp::create(b, loc, inOneGroup, noneClamped);
+  SmallVector<Type> types(count, b.getIndexType());
+  auto ifOp = scf::IfOp::create(b, loc, types, contiguous,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  for (int64_t r = 0; r < count; ++r)
+    offsets.push_back(l.add(base, l.mul(l.index(r), ref.rowStride)));
+  scf::YieldOp::create(b, loc, offsets);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  offsets.clear();
   for (int64_t r = 0; r < count; ++r) {
     if (r > 0) {
       Value next = l.add(inGroup, one);
@@ -67,7 +86,8 @@ SmallVector<Value> mlir::tfc::rowOffsets(KernelBuilder &l, const MatrixRef &ref,
     offsets.push_back(
         l.add(l.mul(group, ref.rowGroupStride), l.mul(inGroup, ref.rowStride)));
   }
-  return offsets;
+  scf::YieldOp::create(b, loc, offsets);
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 bool mlir::tfc::vectorsAreContiguous(KernelBuilder &l, const MatrixRef &ref,

@@ -410,7 +410,8 @@ func.func @merged_linear(%params: tensor<?xf32> {tfc.role = "params"},
 // A head-split part (Q as [b, 2, s, 8]): its tiles store each row of the
 // output into its sequence's rows of each head. A tile's first row finds
 // its sequence by one division by s, for the prefetches before the k loop
-// and again for the stores; the next rows step from it (to the next
+// and again for the stores; the next rows are a row stride apart when the
+// tile's rows lie in one sequence, else step from it (to the next
 // sequence's first row at s), so no row divides. The columns divide by
 // the head width, a constant. (The few-rows path, first; the packed
 // path's tiles have the same epilogue.)
