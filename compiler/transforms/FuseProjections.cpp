@@ -4,7 +4,8 @@
 // input (Q, K, V; the gate and up projections of a GLU) become one matmul,
 // which reads the input once per panel row instead of once per layer, runs
 // one parallel loop instead of several, and whose gradient computes the
-// input gradient as one matmul over all parts (no tfc.add sweeps).
+// input gradient as one matmul over all parts (no tfc.add sweeps). A merged
+// result split into heads is stored per head by that matmul.
 //
 //===----------------------------------------------------------------------===//
 

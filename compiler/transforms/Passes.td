@@ -62,6 +62,10 @@ def TfcFuseProjections : Pass<"tfc-fuse-projections", "ModuleOp"> {
     gate. Backward (the ops' gradient rules) computes the input gradient as
     one matmul over the concatenated parts and the weight and bias gradients
     as one more. Only tfc.linear ops without `transpose_weight` are merged.
+    A merged result that only `tfc.split_heads` reads becomes head-split
+    (`[b, h, s, dh]`, stored per head by the output loop: no copy), unless
+    the heads go on to RoPE or a norm (tfc-fuse-attention folds that split
+    into `tfc.split_heads_rope`) or dh is not a multiple of 16.
 
     Before:
     ```mlir
