@@ -35,13 +35,8 @@ Value mlir::tfc::elementIndex(KernelBuilder &l, const MatrixRef &ref, Value bt,
 SmallVector<Value> mlir::tfc::rowOffsets(KernelBuilder &l, const MatrixRef &ref,
                                          Value first, int64_t count,
                                          Value last) {
+  assert(ref.rowGroup && "rows without groups need no stepping");
   SmallVector<Value> offsets;
-  if (!ref.rowGroup) {
-    for (int64_t r = 0; r < count; ++r)
-      offsets.push_back(
-          rowOffset(l, ref, l.minIdx(l.add(first, l.index(r)), last)));
-    return offsets;
-  }
   // (group, row in group) of the first row. When all `count` rows lie in
   // its group and at or before `last` (every tile when the group's size and
   // the first row are multiples of count), they are a row stride apart;

@@ -60,7 +60,8 @@ Value elementIndexAt(KernelBuilder &l, const MatrixRef &ref, Value bt,
 /// What row `row` adds to an element's index.
 Value rowOffset(KernelBuilder &l, const MatrixRef &ref, Value row);
 /// rowOffset of rows first, first + 1, ..., `count` of them, rows past
-/// `last` taken as `last`. With row groups one division for the first row,
+/// `last` taken as `last`, for a `ref` with row groups: one division for
+/// the first row,
 /// then a row stride apart when all lie in its group, else a step per row
 /// (a division per row cost a register tile's output loop more than the
 /// rows' stores; the steps, when every tile's rows lie in one group, 4-6%
