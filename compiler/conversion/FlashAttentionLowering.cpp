@@ -2,7 +2,8 @@
 //
 // Both ops reserve their results and hand the target's fused attention
 // kernel (kernels/FlashAttention.h: the CPU's register tiles, CUDA's
-// blocks) the buffers.
+// blocks) the buffers, each output, output gradient and operand gradient
+// split per head or merged as its type says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,20 @@ LogicalResult checkStaticHeads(Operation *op, Value query, Value key) {
   return success();
 }
 
+/// How `tensor`'s rows lie: rank 3 is merged, [b, len, heads * dh].
+HeadRows headRowsOf(Value tensor, int64_t heads, int64_t headDim) {
+  return HeadRows{heads, headDim,
+                  cast<ShapedType>(tensor.getType()).getRank() == 3};
+}
+
+/// Reserves `result` like `operand` (split per head), or merged.
+void allocateHeadsLike(Lowering &l, Value result, Value operand) {
+  if (cast<ShapedType>(result.getType()).getRank() == 3)
+    allocateMergedHeads(l, result, operand);
+  else
+    l.allocateLike(result, operand);
+}
+
 FlashAttentionProblem problemOf(FlashAttentionOp op, Lowering &l) {
   FlashAttentionProblem p;
   p.q = l.lookup(op.getQuery());
@@ -38,6 +53,7 @@ FlashAttentionProblem problemOf(FlashAttentionOp op, Lowering &l) {
   p.scale = op.getScale().convertToDouble();
   p.mask = attentionMaskOf(l, op.getMask(), op.getWindow(), op.getLengths());
   p.alibi = op.getAlibi();
+  p.outRows = headRowsOf(op.getOut(), p.heads, p.headDim);
   return p;
 }
 
@@ -58,6 +74,11 @@ FlashAttentionGradProblem problemOf(FlashAttentionGradOp op, Lowering &l) {
   p.scale = op.getScale().convertToDouble();
   p.mask = attentionMaskOf(l, op.getMask(), op.getWindow(), op.getLengths());
   p.alibi = op.getAlibi();
+  p.outRows = headRowsOf(op.getOut(), p.heads, p.headDim);
+  p.dOutRows = headRowsOf(op.getOutGrad(), p.heads, p.headDim);
+  p.dqRows = headRowsOf(op.getQueryGrad(), p.heads, p.headDim);
+  p.dkRows = headRowsOf(op.getKeyGrad(), p.kvHeads, p.headDim);
+  p.dvRows = headRowsOf(op.getValueGrad(), p.kvHeads, p.headDim);
   return p;
 }
 
@@ -67,7 +88,7 @@ struct FlashAttentionLowering
     if (failed(checkStaticHeads(op, op.getQuery(), op.getKey())))
       return failure();
     Buffer q = l.lookup(op.getQuery());
-    l.allocateResult(op.getOut(), q.dims);
+    allocateHeadsLike(l, op.getOut(), op.getQuery());
     // A forward-only build reads no lse: it is neither stored nor allocated.
     bool needLse = !op.getLse().use_empty() ||
                    getSaveSlot(cast<OpResult>(op.getLse())).has_value();
@@ -87,9 +108,9 @@ struct FlashAttentionGradLowering
   LogicalResult plan(FlashAttentionGradOp op, Lowering &l) const {
     if (failed(checkStaticHeads(op, op.getQuery(), op.getKey())))
       return failure();
-    l.allocateLike(op.getQueryGrad(), op.getQuery());
-    l.allocateLike(op.getKeyGrad(), op.getKey());
-    l.allocateLike(op.getValueGrad(), op.getValue());
+    allocateHeadsLike(l, op.getQueryGrad(), op.getQuery());
+    allocateHeadsLike(l, op.getKeyGrad(), op.getKey());
+    allocateHeadsLike(l, op.getValueGrad(), op.getValue());
     l.kernels().planFlashAttentionGrad(l, problemOf(op, l));
     return success();
   }

@@ -179,10 +179,32 @@ template <typename NormOp> struct FuseHeadNormRope : OpRewritePattern<RopeOp> {
   }
 };
 
+/// merge_heads(flash_attention.out) -> flash_attention with a merged out:
+/// each output row stored where the output projection reads it, not a
+/// sweep of its own.
+struct MergeAttentionOutput : OpRewritePattern<MergeHeadsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MergeHeadsOp merge,
+                                PatternRewriter &rewriter) const override {
+    auto flash = merge.getInput().getDefiningOp<FlashAttentionOp>();
+    if (!flash || merge.getInput() != flash.getOut() ||
+        !flash.getOut().hasOneUse())
+      return rewriter.notifyMatchFailure(
+          merge, "the input is not a flash_attention out used only here");
+    rewriter.modifyOpInPlace(flash, [&] {
+      flash.getOut().setType(merge.getResult().getType());
+      flash->setLoc(rewriter.getFusedLoc({flash.getLoc(), merge.getLoc()}));
+    });
+    rewriter.replaceOp(merge, flash.getOut());
+    return success();
+  }
+};
+
 struct TfcFuseAttention : tfc::impl::TfcFuseAttentionBase<TfcFuseAttention> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionChain, FuseSplitHeadsRope,
+    patterns.add<FuseAttentionChain, MergeAttentionOutput, FuseSplitHeadsRope,
                  FuseHeadNormRope<RMSNormOp>, FuseHeadNormRope<LayerNormOp>>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

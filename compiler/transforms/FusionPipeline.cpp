@@ -33,7 +33,9 @@ ArrayRef<tfc::FusionInfo> tfc::allFusions() {
        createTfcFuseLossHead},
       {"attention",
        "scores, scale, mask, softmax and context -> flash_attention",
-       createTfcFuseAttention},
+       createTfcFuseAttention,
+       {createTfcFuseAttentionGrad},
+       /*backwardOnCuda=*/true},
   };
   return fusions;
 }
@@ -46,9 +48,10 @@ void tfc::addFusionPasses(OpPassManager &pm,
 }
 
 void tfc::addBackwardFusionPasses(OpPassManager &pm,
-                                  const llvm::StringSet<> &disabled) {
+                                  const llvm::StringSet<> &disabled,
+                                  bool cuda) {
   for (const FusionInfo &fusion : allFusions())
-    if (!disabled.contains(fusion.name))
+    if (!disabled.contains(fusion.name) && (!cuda || fusion.backwardOnCuda))
       for (auto create : fusion.createBackward)
         if (create)
           pm.addPass(create());

@@ -8,10 +8,12 @@
 //
 // A fused op's gradient rule sees only its own op: where the fused backward
 // reaches into the backward ops of a neighbour's rule (the epilogue
-// fusion's act' applied by the next linear's input gradient) or of a core
-// op's rule (a plain linear's bias gradient summed in its weight
-// gradient), the fusion has passes that run after tfc-derive-backward on
-// the CPU (addBackwardFusionPasses); the same switch turns them off.
+// fusion's act' applied by the next linear's input gradient, fused
+// attention's gradients stored merged for the projections' gradients) or of
+// a core op's rule (a plain linear's bias gradient summed in its weight
+// gradient), the fusion has passes that run after tfc-derive-backward
+// (addBackwardFusionPasses: on the CPU, and where the CUDA kernels take the
+// fused form too, on CUDA); the same switch turns them off.
 //
 // Every op a fusion creates carries `tfc.fused = "<name>"` (forward ops from
 // the pattern, backward ops from the fused op's gradient rule); the report
@@ -41,8 +43,10 @@ struct FusionInfo {
   llvm::StringLiteral name;    // As in --disable-fusion and the report.
   llvm::StringLiteral summary; // One line for --help and the report.
   std::unique_ptr<Pass> (*create)();
-  /// Its passes over the derived backward (CPU), if it has any.
+  /// Its passes over the derived backward, if it has any.
   std::array<std::unique_ptr<Pass> (*)(), 2> createBackward = {};
+  /// Whether they run for the CUDA target too (else the CPU only).
+  bool backwardOnCuda = false;
 };
 
 /// Every fusion, in the order its pass runs.
@@ -51,10 +55,10 @@ ArrayRef<FusionInfo> allFusions();
 /// Adds the passes of every fusion not named in `disabled`.
 void addFusionPasses(OpPassManager &pm, const llvm::StringSet<> &disabled);
 
-/// Adds the backward passes of every fusion not named in `disabled`: after
-/// tfc-derive-backward, for the CPU target.
+/// Adds the backward passes of every fusion not named in `disabled`, after
+/// tfc-derive-backward: those of the CPU target, or of CUDA when `cuda`.
 void addBackwardFusionPasses(OpPassManager &pm,
-                             const llvm::StringSet<> &disabled);
+                             const llvm::StringSet<> &disabled, bool cuda);
 
 /// What `tfc --emit=fusion-report` prints: per function, one line per op
 /// that a fusion made, and a count per fusion.

@@ -278,6 +278,11 @@ def TfcFuseAttention : Pass<"tfc-fuse-attention", "ModuleOp"> {
     becomes `split_heads_rope(norm(x) {groups = heads})`, the per-head norm
     read from the projection's rows, so q and k take no sweep for RoPE.
 
+    The head merge joins the output: a `tfc.merge_heads` that is the fused
+    op's only reader of `out` goes, and `out` becomes merged (`[b, s, h *
+    dh]`), each row stored where the output projection reads it. Backward
+    then gets dO merged too, read in place (no `split_heads` of it).
+
     Before:
     ```mlir
     %s = tfc.attention_scores %q, %k : (...) -> tensor<?x12x?x?xf32>
@@ -285,12 +290,39 @@ def TfcFuseAttention : Pass<"tfc-fuse-attention", "ModuleOp"> {
     %m = tfc.mask #tfc.mask<causal> %t : tensor<?x12x?x?xf32>
     %p = tfc.softmax %m : tensor<?x12x?x?xf32>
     %o = tfc.attention_context %p, %v : (...) -> tensor<?x12x?x64xf32>
+    %y = tfc.merge_heads %o : tensor<?x12x?x64xf32> -> tensor<?x?x768xf32>
     ```
     After:
     ```mlir
-    %o, %lse = tfc.flash_attention #tfc.mask<causal> %q, %k, %v
+    %y, %lse = tfc.flash_attention #tfc.mask<causal> %q, %k, %v
         scale 1.250000e-01 {tfc.fused = "attention"}
-        : (...) -> (tensor<?x12x?x64xf32>, tensor<?x12x?xf32>)
+        : (...) -> (tensor<?x?x768xf32>, tensor<?x12x?xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
+def TfcFuseAttentionGrad : Pass<"tfc-fuse-attention-grad", "ModuleOp"> {
+  let summary = "Stores fused attention's dQ, dK and dV merged (the attention "
+                "fusion's backward half)";
+  let description = [{
+    Runs after tfc-derive-backward. A `tfc.merge_heads` that is the only
+    reader of a `tfc.flash_attention_grad` result (dV always; dQ and dK
+    unless RoPE's `rope_merge_heads` reads them) goes, and the result
+    becomes merged, `[b, s, h * dh]`: the sweep stores each row where the
+    projections' gradients read it, not a sweep of its own. The same sums:
+    the gradients are bit-identical.
+
+    Before:
+    ```mlir
+    %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> ...
+        : (...) -> (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>)
+    %m = tfc.merge_heads %dv : tensor<?x12x?x64xf32> -> tensor<?x?x768xf32>
+    ```
+    After:
+    ```mlir
+    %dq, %dk, %m = tfc.flash_attention_grad #tfc.mask<causal> ...
+        : (...) -> (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x?x768xf32>)
     ```
   }];
   let dependentDialects = ["::mlir::tfc::TfcDialect"];

@@ -1,8 +1,9 @@
 //===- TfcAttentionOps.cpp - Verifiers of the fused attention ops -*- C++ -*-=//
 //
 // Both ops see the same tensors: query [b, h, s, dh], key and value
-// [b, h, t, dh], out [b, h, s, dh] and lse [b, h, s]. Every message names
-// the tensor, the dimension and both sizes.
+// [b, g, t, dh], out [b, h, s, dh] and lse [b, h, s]; out, its gradient and
+// the operand gradients may be merged instead, [b, s, h * dh] (tfc.merge_heads'
+// layout). Every message names the tensor, the dimension and both sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,32 @@ LogicalResult verifyDims(Operation *op, Value value, StringRef name,
   return success();
 }
 
+/// `value` is shaped like the per-head `ref` ([b, h, len, dh]), or merged:
+/// [b, len, h * dh].
+LogicalResult verifyHeadsOrMerged(Operation *op, Value value, StringRef name,
+                                  Value ref, StringRef refName) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 4)
+    return verifyDims(op, value, name, 4, {0, 1, 2, 3}, ref, refName,
+                      {0, 1, 2, 3});
+  if (type.getRank() != 3)
+    return op->emitOpError()
+           << name << " must have rank 4 ([b, h, s, dh]) or 3 ([b, s, h * dh])"
+           << ", got rank " << type.getRank();
+  if (failed(verifyDims(op, value, name, 3, {0, 1}, ref, refName, {0, 2})))
+    return failure();
+  auto refType = cast<RankedTensorType>(ref.getType());
+  int64_t heads = refType.getDimSize(1), dh = refType.getDimSize(3);
+  int64_t width = type.getDimSize(2);
+  if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(dh) ||
+      ShapedType::isDynamic(width) || width == heads * dh)
+    return success();
+  return op->emitOpError() << name << " dimension 2 (" << width
+                           << ") does not match " << refName
+                           << " heads x head width (" << heads << " x " << dh
+                           << ")";
+}
+
 /// The shape rules shared by the forward op and its gradient.
 LogicalResult verifyAttentionShapes(Operation *op, Value query, Value key,
                                     Value value, Value out, Value lse,
@@ -51,8 +78,7 @@ LogicalResult verifyAttentionShapes(Operation *op, Value query, Value key,
       failed(verifyDims(op, key, "key", 4, {0, 3}, query, "query", {0, 3})) ||
       failed(verifyDims(op, value, "value", 4, {0, 1, 2, 3}, key, "key",
                         {0, 1, 2, 3})) ||
-      failed(verifyDims(op, out, "out", 4, {0, 1, 2, 3}, query, "query",
-                        {0, 1, 2, 3})) ||
+      failed(verifyHeadsOrMerged(op, out, "out", query, "query")) ||
       failed(
           verifyDims(op, lse, "lse", 3, {0, 1, 2}, query, "query", {0, 1, 2})))
     return failure();
@@ -88,15 +114,16 @@ LogicalResult FlashAttentionGradOp::verify() {
                                    getOut(), getLse(),
                                    getScale().convertToDouble())))
     return failure();
-  // dO has out's shape; each operand gradient has its operand's.
-  if (failed(verifyDims(*this, getOutGrad(), "out_grad", 4, {0, 1, 2, 3},
-                        getOut(), "out", {0, 1, 2, 3})) ||
-      failed(verifyDims(*this, getQueryGrad(), "query_grad", 4, {0, 1, 2, 3},
-                        getQuery(), "query", {0, 1, 2, 3})) ||
-      failed(verifyDims(*this, getKeyGrad(), "key_grad", 4, {0, 1, 2, 3},
-                        getKey(), "key", {0, 1, 2, 3})) ||
-      failed(verifyDims(*this, getValueGrad(), "value_grad", 4, {0, 1, 2, 3},
-                        getValue(), "value", {0, 1, 2, 3})))
+  // dO is shaped like out, each operand gradient like its operand: per
+  // head or merged, each on its own.
+  if (failed(verifyHeadsOrMerged(*this, getOutGrad(), "out_grad", getQuery(),
+                                 "query")) ||
+      failed(verifyHeadsOrMerged(*this, getQueryGrad(), "query_grad",
+                                 getQuery(), "query")) ||
+      failed(verifyHeadsOrMerged(*this, getKeyGrad(), "key_grad", getKey(),
+                                 "key")) ||
+      failed(verifyHeadsOrMerged(*this, getValueGrad(), "value_grad",
+                                 getValue(), "value")))
     return failure();
   if (getLengths())
     return verifyDims(*this, getLengths(), "lengths", 1, {0}, getQuery(),

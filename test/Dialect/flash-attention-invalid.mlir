@@ -115,9 +115,10 @@ func.func @grad_scale(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: t
 
 // -----
 
-// ... then dO against out and each gradient against its operand.
+// ... then dO against the query (it is shaped like out) and each gradient
+// against its operand.
 func.func @grad_out_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>, %do: tensor<2x3x6x4xf32>) {
-  // expected-error @+1 {{'tfc.flash_attention_grad' op out_grad dimension 2 (6) does not match out dimension 2 (5)}}
+  // expected-error @+1 {{'tfc.flash_attention_grad' op out_grad dimension 2 (6) does not match query dimension 2 (5)}}
   %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %do scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x6x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>)
   return
 }
@@ -141,8 +142,34 @@ func.func @grad_key_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse
 // -----
 
 func.func @grad_value_grad(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'tfc.flash_attention_grad' op value_grad must have rank 4, got rank 3}}
-  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7xf32>)
+  // expected-error @+1 {{'tfc.flash_attention_grad' op value_grad must have rank 4 ([b, h, s, dh]) or 3 ([b, s, h * dh]), got rank 2}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<14x12xf32>)
+  return
+}
+
+// -----
+
+// Merged tensors, [b, s, h * dh]: their length against the per-head
+// tensor's, their width against its heads x head width.
+func.func @merged_out_length(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op out dimension 1 (7) does not match query dimension 2 (5)}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x7x12xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @merged_out_width(%q: tensor<2x3x5x4xf32>, %kv: tensor<2x3x7x4xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention' op out dimension 2 (16) does not match query heads x head width (3 x 4)}}
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %kv, %kv scale 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>) -> (tensor<2x5x16xf32>, tensor<2x3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @merged_key_grad_width(%q: tensor<2x6x5x4xf32>, %kv: tensor<2x3x7x4xf32>, %lse: tensor<2x6x5xf32>) {
+  // expected-error @+1 {{'tfc.flash_attention_grad' op key_grad dimension 2 (24) does not match key heads x head width (3 x 4)}}
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %kv, %kv, %q, %lse, %q scale 0.5 : (tensor<2x6x5x4xf32>, tensor<2x3x7x4xf32>, tensor<2x3x7x4xf32>, tensor<2x6x5x4xf32>, tensor<2x6x5xf32>, tensor<2x6x5x4xf32>) -> (tensor<2x6x5x4xf32>, tensor<2x7x24xf32>, tensor<2x7x12xf32>)
   return
 }
 

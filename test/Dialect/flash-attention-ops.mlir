@@ -71,3 +71,15 @@ func.func @rope_heads(%x: tensor<?x?x512xf32>) -> tensor<?x?x512xf32> {
   %m = tfc.rope_merge_heads #tfc.rope_style<interleaved> %q theta 5.0e5 rotary_dim 32 {inverse} : tensor<?x8x?x64xf32> -> tensor<?x?x512xf32>
   return %m : tensor<?x?x512xf32>
 }
+
+// Out, dO and the gradients merged, [b, s, h * dh], each on its own; the
+// key and value gradients of grouped-query attention, [b, t, g * dh].
+// CHECK-LABEL: func.func @merged(
+// CHECK:         %[[O:.*]], %[[L:.*]] = tfc.flash_attention #tfc.mask<causal> %arg0, %arg1, %arg2 scale 1.250000e-01 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> (tensor<?x?x512xf32>, tensor<?x8x?xf32>)
+// CHECK:         tfc.flash_attention_grad #tfc.mask<causal> %arg0, %arg1, %arg2, %[[O]], %[[L]], %arg3 scale 1.250000e-01 : ({{.*}}, tensor<?x?x512xf32>, tensor<?x8x?xf32>, tensor<?x?x512xf32>) -> (tensor<?x?x512xf32>, tensor<?x2x?x64xf32>, tensor<?x?x128xf32>)
+func.func @merged(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
+                  %v: tensor<?x2x?x64xf32>, %do: tensor<?x?x512xf32>) {
+  %o, %l = tfc.flash_attention #tfc.mask<causal> %q, %k, %v scale 0.125 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> (tensor<?x?x512xf32>, tensor<?x8x?xf32>)
+  %dq, %dk, %dv = tfc.flash_attention_grad #tfc.mask<causal> %q, %k, %v, %o, %l, %do scale 0.125 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x?x512xf32>, tensor<?x8x?xf32>, tensor<?x?x512xf32>) -> (tensor<?x?x512xf32>, tensor<?x2x?x64xf32>, tensor<?x?x128xf32>)
+  return
+}

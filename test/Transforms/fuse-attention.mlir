@@ -280,3 +280,41 @@ func.func @no_softmax(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
   %o = tfc.attention_context %t, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
   return %o : tensor<?x2x?x8xf32>
 }
+
+// -----
+
+// A merge_heads that is out's only reader goes: out is stored merged,
+// [b, s, h * dh], and the fused location names the merge too.
+// CHECK-LABEL: func.func @merged_out(
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = tfc.flash_attention #tfc.mask<causal> %arg0, %arg1, %arg2 scale 5.000000e-01 {tfc.fused = "attention"} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x2x?xf32>)
+// CHECK-NEXT:    return %[[O]] : tensor<?x?x16xf32>
+// LOC-LABEL:   func.func @merged_out(
+// LOC:           tfc.flash_attention {{.*}} loc(#[[LOC:loc[0-9]+]])
+// LOC:         #[[MERGE:loc[0-9]+]] = loc("merge")
+// LOC:         #[[LOC]] = loc(fused[{{.*}}, #[[MERGE]]])
+func.func @merged_out(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                      %v: tensor<?x2x?x8xf32>) -> tensor<?x?x16xf32> {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %t = tfc.scale %s by 0.5 : tensor<?x2x?x?xf32>
+  %m = tfc.mask #tfc.mask<causal> %t : tensor<?x2x?x?xf32>
+  %p = tfc.softmax %m : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %y = tfc.merge_heads %o : tensor<?x2x?x8xf32> -> tensor<?x?x16xf32> loc("merge")
+  return %y : tensor<?x?x16xf32>
+}
+
+// -----
+
+// An out with another reader stays per head, and so does its merge.
+// CHECK-LABEL: func.func @merged_out_kept(
+// CHECK-NEXT:    %[[O:.*]], %{{.*}} = tfc.flash_attention {{.*}} -> (tensor<?x2x?x8xf32>, tensor<?x2x?xf32>)
+// CHECK-NEXT:    %[[Y:.*]] = tfc.merge_heads %[[O]]
+// CHECK-NEXT:    return %[[Y]], %[[O]]
+func.func @merged_out_kept(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>,
+                           %v: tensor<?x2x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x2x?x8xf32>) {
+  %s = tfc.attention_scores %q, %k : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  %p = tfc.softmax %s : tensor<?x2x?x?xf32>
+  %o = tfc.attention_context %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %y = tfc.merge_heads %o : tensor<?x2x?x8xf32> -> tensor<?x?x16xf32>
+  return %y, %o : tensor<?x?x16xf32>, tensor<?x2x?x8xf32>
+}

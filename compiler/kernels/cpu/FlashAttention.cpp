@@ -15,7 +15,8 @@
 //    sliding window it starts at the window's edge, so a window of w keys
 //    costs O(s * w); in a padded batch it stops at the row's length. Only
 //    the tiles that cross an edge (or the end of the keys) pay for masking.
-// 3. out = O / l, lse = m + log l.
+// 3. out = O / l (into out's rows, per head or merged: HeadRows), lse = m +
+//    log l.
 //
 // Without a window key tile 0 holds key 0, which every query sees: after it
 // every row max is finite, so the exp(-inf) of masked scores is always 0,
@@ -84,7 +85,8 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
   TileEmitter e(l, t);
   std::optional<int64_t> below = p.mask.below(), above = p.mask.above();
   double scale = p.scale;
-  e.packTransposed(k.flat, packedK.flat, kvGroups, keyLen, panels);
+  e.packTransposed(k.flat, HeadRows{p.kvHeads, headDim}, packedK.flat, kvGroups,
+                   keyLen, panels);
 
   Value cols = l.index(t.cols), dh = l.index(headDim);
   Value one = l.index(1);
@@ -113,7 +115,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
         Value row = l.add(i0, l.index(r));
         rowIdx.push_back(row);
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, row, seq));
-        outBase.push_back(l.mul(l.add(l.mul(group, seq), row), dh));
+        outBase.push_back(p.outRows.rowIndex(l, group, seq, row));
         // The first and last keys row r sees.
         if (below)
           keyFloor.push_back(e.splatIndex(l.subOrZero(row, l.index(*below))));
@@ -195,7 +197,7 @@ void cpu::emitFlashAttention(KernelBuilder &l, const FlashAttentionProblem &p) {
                 count = l.minIdx(cols, l.sub(validKeys, j0));
               e.accumulateRows(scratch.flat, accBase, rowAlpha, scratch.flat,
                                probs, v.flat, l.mul(l.add(keyBase, j0), dh),
-                               count);
+                               headDim, count);
               return {mNew, lNew};
             });
       };

@@ -21,6 +21,10 @@
 //    scratch, and each shared head's are summed over its group in head
 //    order (a fixed order, so still thread-count independent).
 //
+// O and dO are read, dQ, dK and dV written, in their own layouts, per head
+// or merged as the projections read them (HeadRows): the same sums, other
+// addresses.
+//
 // Each product is computed once (five tile products per tile pair, as with
 // atomic dQ updates); the parallelism is batch * heads. Workspace: two
 // packed copies of the operands, D, per iteration a few tiles, and under
@@ -52,6 +56,9 @@ int64_t sweepScratch(const TileShape &t) {
 /// The buffers and sizes both sweeps read.
 struct SweepOperands {
   Buffer q, k, v, lse, dOut;
+  // dO's rows, and those of the dQ, dK and dV the sweep writes (per head
+  // or merged).
+  HeadRows dOutRows, dqRows, dkRows, dvRows;
   Buffer packedQ, packedDOut, delta;
   Value seq, keyLen, groups, queryPanels;
   double scale;
@@ -145,7 +152,7 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
     // dQ is summed in place, tile by tile.
     Value zero = e.splatF32(0.0);
     l.forLoop(l.index(0), p.seq, [&](Value i) {
-      Value row = l.mul(l.add(queryBase, i), dh);
+      Value row = p.dqRows.rowIndex(l, group, p.seq, i);
       for (int64_t vec = 0; vec < t.headVecs; ++vec)
         e.storeHeadVector(zero, dq, row, vec);
     });
@@ -155,19 +162,21 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
         l, arith::DivUIOp::create(b, loc, group, l.index(p.heads)), p.keyLen);
     if (p.mask.lengths)
       l.forLoop(validKeys, p.keyLen, [&](Value key) {
-        Value row = l.mul(l.add(l.mul(group, p.keyLen), key), dh);
+        Value dkRow = p.dkRows.rowIndex(l, group, p.keyLen, key);
+        Value dvRow = p.dvRows.rowIndex(l, group, p.keyLen, key);
         for (int64_t vec = 0; vec < t.headVecs; ++vec) {
-          e.storeHeadVector(zero, dk, row, vec);
-          e.storeHeadVector(zero, dv, row, vec);
+          e.storeHeadVector(zero, dk, dkRow, vec);
+          e.storeHeadVector(zero, dv, dvRow, vec);
         }
       });
     l.forLoop(l.index(0), l.divUp(validKeys, t.rows), [&](Value tile) {
       Value j0 = l.mul(tile, l.index(t.rows));
-      SmallVector<Value> outBase, exists, queryFloor, queryCeil, keyAt;
+      SmallVector<Value> dkBase, dvBase, exists, queryFloor, queryCeil, keyAt;
       for (int64_t r = 0; r < t.rows; ++r) {
         Value key = l.add(j0, l.index(r));
         exists.push_back(e.cmpI(arith::CmpIPredicate::slt, key, validKeys));
-        outBase.push_back(l.mul(l.add(l.mul(group, p.keyLen), key), dh));
+        dkBase.push_back(p.dkRows.rowIndex(l, group, p.keyLen, key));
+        dvBase.push_back(p.dvRows.rowIndex(l, group, p.keyLen, key));
         // The first and last queries that see key `key`; a padded key none
         // (its floor past the last query).
         Value floor = above ? l.subOrZero(key, l.index(*above)) : l.index(0);
@@ -239,12 +248,15 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
             e.store(ds, scratch, l.add(dScores, offset));
           }
         Value count = masked ? l.minIdx(cols, l.sub(p.seq, i0)) : cols;
-        Value rowsAt = l.mul(l.add(queryBase, i0), dh);
+        Value qAt = l.mul(l.add(queryBase, i0), dh);
         e.accumulateRows(scratch, dvAcc, {}, scratch, probs, p.dOut.flat,
-                         rowsAt, count);
-        e.accumulateRows(scratch, dkAcc, {}, scratch, dScores, p.q.flat, rowsAt,
-                         count);
-        e.accumulateColumns(dq, rowsAt, count, scratch, dScores, kFlat, kTile);
+                         p.dOutRows.rowIndex(l, group, p.seq, i0),
+                         p.dOutRows.rowStride(), count);
+        e.accumulateRows(scratch, dkAcc, {}, scratch, dScores, p.q.flat, qAt,
+                         t.headDim, count);
+        e.accumulateColumns(dq, p.dqRows.rowIndex(l, group, p.seq, i0),
+                            p.dqRows.rowStride(), count, scratch, dScores,
+                            kFlat, kTile);
       };
       // The query tiles that see a key of the tile, and those whose
       // queries all see all of them (the rest are masked: a query outside
@@ -265,16 +277,17 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
       sweep(band.start, band.fullStart, /*masked=*/true);
       sweep(band.fullStart, band.fullEnd, /*masked=*/false);
       sweep(band.fullEnd, band.end, /*masked=*/true);
-      e.storeRows(scratch, dkAcc, {}, exists, dk, outBase);
-      e.storeRows(scratch, dvAcc, {}, exists, dv, outBase);
+      e.storeRows(scratch, dkAcc, {}, exists, dk, dkBase);
+      e.storeRows(scratch, dvAcc, {}, exists, dv, dvBase);
     });
   });
 }
 
 /// out[kv] = sum over its group's query heads, in head order, of
-/// perHead[q] (rows of dh): the shared heads' dK or dV.
-void emitGroupSum(TileEmitter &e, Value perHead, Value out, Value kvGroups,
-                  Value keyLen, int64_t heads, int64_t kvHeads) {
+/// perHead[q] (rows of dh): the shared heads' dK or dV, into out's rows.
+void emitGroupSum(TileEmitter &e, Value perHead, Value out,
+                  const HeadRows &outRows, Value kvGroups, Value keyLen,
+                  int64_t heads, int64_t kvHeads) {
   KernelBuilder &l = e.l;
   OpBuilder &b = l.b;
   Location loc = l.loc;
@@ -297,7 +310,7 @@ void emitGroupSum(TileEmitter &e, Value perHead, Value out, Value kvGroups,
             Value at = l.add(first, l.mul(r, headStride));
             return {e.add(acc[0], e.loadHeadVector(perHead, at, vec))};
           })[0];
-      e.storeHeadVector(sum, out, l.mul(row, l.index(dh)), vec);
+      e.storeHeadVector(sum, out, outRows.rowIndex(l, kv, keyLen, key), vec);
     }
   });
 }
@@ -345,27 +358,35 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   p.packedDOut = l.takeScratch();
   p.delta = l.takeScratch();
   Buffer scratch = l.takeScratch();
+  p.dOutRows = problem.dOutRows;
+  p.dqRows = problem.dqRows;
+  // Grouped-query attention sums each query head's dK and dV, split per
+  // head in scratch, into the shared heads' rows.
   bool grouped = p.heads != p.kvHeads;
   Buffer headDk = grouped ? l.takeScratch() : problem.dk;
   Buffer headDv = grouped ? l.takeScratch() : problem.dv;
+  HeadRows perQueryHead{p.heads, problem.headDim};
+  p.dkRows = grouped ? perQueryHead : problem.dkRows;
+  p.dvRows = grouped ? perQueryHead : problem.dvRows;
   p.groups = p.packedQ.dims[0];
   p.queryPanels = p.packedQ.dims[1];
 
   TileEmitter e(l, t);
   // O is packed where Q goes until D is summed.
-  e.packTransposed(problem.out.flat, p.packedQ.flat, p.groups, p.seq,
-                   p.queryPanels);
-  e.packTransposed(p.dOut.flat, p.packedDOut.flat, p.groups, p.seq,
+  e.packTransposed(problem.out.flat, problem.outRows, p.packedQ.flat, p.groups,
+                   p.seq, p.queryPanels);
+  e.packTransposed(p.dOut.flat, p.dOutRows, p.packedDOut.flat, p.groups, p.seq,
                    p.queryPanels);
   emitDelta(e, p.packedQ.flat, p.packedDOut.flat, p.delta.flat, p.groups, p.seq,
             p.queryPanels);
-  e.packTransposed(p.q.flat, p.packedQ.flat, p.groups, p.seq, p.queryPanels);
+  e.packTransposed(p.q.flat, HeadRows{p.heads, problem.headDim}, p.packedQ.flat,
+                   p.groups, p.seq, p.queryPanels);
   emitSweep(e, p, problem.dq.flat, headDk.flat, headDv.flat, scratch.flat);
   if (grouped) {
     Value kvGroups = l.mul(p.k.dims[0], p.k.dims[1]);
-    emitGroupSum(e, headDk.flat, problem.dk.flat, kvGroups, p.keyLen, p.heads,
-                 p.kvHeads);
-    emitGroupSum(e, headDv.flat, problem.dv.flat, kvGroups, p.keyLen, p.heads,
-                 p.kvHeads);
+    emitGroupSum(e, headDk.flat, problem.dk.flat, problem.dkRows, kvGroups,
+                 p.keyLen, p.heads, p.kvHeads);
+    emitGroupSum(e, headDv.flat, problem.dv.flat, problem.dvRows, kvGroups,
+                 p.keyLen, p.heads, p.kvHeads);
   }
 }

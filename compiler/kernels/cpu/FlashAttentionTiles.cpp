@@ -179,8 +179,8 @@ SmallVector<Value> TileEmitter::transposeSquare(ArrayRef<Value> rows) {
   return cpu::transposeSquare(l.b, l.loc, rows);
 }
 
-void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
-                                 Value panels) {
+void TileEmitter::packTransposed(Value src, const HeadRows &srcRows, Value dst,
+                                 Value groups, Value len, Value panels) {
   // Per block of vl rows and vl head columns: vl row vectors in, transposed
   // in registers, vl column vectors of the panel out (element by element,
   // the stores of one row went to dh different cache lines).
@@ -197,7 +197,7 @@ void TileEmitter::packTransposed(Value src, Value dst, Value groups, Value len,
         Value row = l.add(l.mul(panel, cols), l.index(block * t.vl + r));
         inRange.push_back(cmpI(arith::CmpIPredicate::slt, row, len));
         srcBase.push_back(
-            l.mul(l.add(l.mul(group, len), l.minIdx(row, lastRow)), dh));
+            srcRows.rowIndex(l, group, len, l.minIdx(row, lastRow)));
       }
       for (int64_t vec = 0; vec < t.headVecs; ++vec) {
         SmallVector<Value> rows;
@@ -265,9 +265,9 @@ SmallVector<Value> TileEmitter::scoreTile(Value a, Value aBase, Value panel,
 void TileEmitter::accumulateRows(Value acc, Value accBase,
                                  ArrayRef<Value> rowScale, Value coef,
                                  Value coefBase, Value src, Value srcBase,
-                                 Value count) {
+                                 int64_t srcStride, Value count) {
   int64_t paddedDh = t.paddedHeadDim();
-  Value dh = l.index(t.headDim);
+  Value stride = l.index(srcStride);
   // One pass over the source rows per chunk of dh: rows * chunkVecs
   // accumulators stay in registers.
   for (int64_t c0 = 0; c0 < t.headVecs; c0 += t.chunkVecs) {
@@ -286,7 +286,7 @@ void TileEmitter::accumulateRows(Value acc, Value accBase,
     SmallVector<Value> result = l.forLoop(
         l.index(0), count, init,
         [&](Value j, ValueRange accIn) -> SmallVector<Value> {
-          Value srcRow = l.add(srcBase, l.mul(j, dh));
+          Value srcRow = l.add(srcBase, l.mul(j, stride));
           SmallVector<Value> s;
           for (int64_t w = 0; w < width; ++w)
             s.push_back(loadHeadVector(src, srcRow, c0 + w));
@@ -305,10 +305,10 @@ void TileEmitter::accumulateRows(Value acc, Value accBase,
   }
 }
 
-void TileEmitter::accumulateColumns(Value acc, Value accBase, Value count,
-                                    Value coef, Value coefBase, Value src,
-                                    Value srcBase) {
-  Value dh = l.index(t.headDim);
+void TileEmitter::accumulateColumns(Value acc, Value accBase, int64_t accStride,
+                                    Value count, Value coef, Value coefBase,
+                                    Value src, Value srcBase) {
+  Value stride = l.index(accStride);
   for (int64_t c0 = 0; c0 < t.headVecs; c0 += t.chunkVecs) {
     int64_t width = std::min(t.chunkVecs, t.headVecs - c0);
     SmallVector<Value> s;
@@ -317,7 +317,7 @@ void TileEmitter::accumulateColumns(Value acc, Value accBase, Value count,
         s.push_back(loadHeadVector(src, l.add(srcBase, l.index(r * t.headDim)),
                                    c0 + w));
     l.forLoop(l.index(0), count, [&](Value c) {
-      Value row = l.add(accBase, l.mul(c, dh));
+      Value row = l.add(accBase, l.mul(c, stride));
       SmallVector<Value> a;
       for (int64_t w = 0; w < width; ++w)
         a.push_back(loadHeadVector(acc, row, c0 + w));

@@ -1,7 +1,8 @@
 //===- FlashAttentionTiles.h - Register tiles of fused attention -*- C++ -*-=//
 //
 // The building blocks the fused attention kernels (forward and backward)
-// share. Per head, with rows of length dh contiguous:
+// share. Per head, with rows of length dh contiguous (dh apart, or for the
+// tensors a projection reads or writes merged, heads * dh: HeadRows):
 //
 // - A *score tile* is `rows` rows of one operand (queries, or keys in the
 //   backward's transposed sweep) against `cols` = 2 vectors of the other,
@@ -21,6 +22,7 @@
 #ifndef TFC_KERNELS_CPU_FLASHATTENTIONTILES_H
 #define TFC_KERNELS_CPU_FLASHATTENTIONTILES_H
 
+#include "kernels/FlashAttention.h"
 #include "kernels/KernelBuilder.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -53,11 +55,11 @@ public:
   const TileShape &t;
   VectorType vecType, maskType, laneIdxType;
 
-  /// dst[(g * panels + p) * dh * cols + d * cols + j] = src[(g * len + p *
-  /// cols + j) * dh + d] for every group g < groups (batch * heads), zero for
-  /// p * cols + j >= len. One parallel iteration per (g, p).
-  void packTransposed(Value src, Value dst, Value groups, Value len,
-                      Value panels);
+  /// dst[(g * panels + p) * dh * cols + d * cols + j] = src[row p * cols +
+  /// j of group g (srcRows), column d] for every group g < groups (batch *
+  /// heads), zero for p * cols + j >= len. One parallel iteration per (g, p).
+  void packTransposed(Value src, const HeadRows &srcRows, Value dst,
+                      Value groups, Value len, Value panels);
 
   /// Where the `rows` rows from row `first` of a [len, dh] matrix at
   /// `groupBase` in `src` are: (flat, base) with row r at base + r * dh.
@@ -73,18 +75,19 @@ public:
                                Value panelBase);
 
   /// acc[accBase + r * paddedDh + c] = (rowScale ? acc * rowScale[r] : acc)
-  ///   + sum_{j < count} coef[coefBase + r * cols + j] * src[srcBase + j * dh
-  ///   + c] for c < dh (the padding of acc stays 0).
+  ///   + sum_{j < count} coef[coefBase + r * cols + j] * src[srcBase + j *
+  ///   srcStride + c] for c < dh (the padding of acc stays 0).
   void accumulateRows(Value acc, Value accBase, ArrayRef<Value> rowScale,
                       Value coef, Value coefBase, Value src, Value srcBase,
-                      Value count);
+                      int64_t srcStride, Value count);
 
-  /// acc[accBase + c * dh + d] += sum_{r < rows} coef[coefBase + r * cols +
-  /// c] * src[srcBase + r * dh + d] for c < count, d < dh: the transposed
-  /// update (a tile's columns are the rows it updates), with the `rows`
-  /// source rows held in registers.
-  void accumulateColumns(Value acc, Value accBase, Value count, Value coef,
-                         Value coefBase, Value src, Value srcBase);
+  /// acc[accBase + c * accStride + d] += sum_{r < rows} coef[coefBase + r *
+  /// cols + c] * src[srcBase + r * dh + d] for c < count, d < dh: the
+  /// transposed update (a tile's columns are the rows it updates), with the
+  /// `rows` source rows held in registers.
+  void accumulateColumns(Value acc, Value accBase, int64_t accStride,
+                         Value count, Value coef, Value coefBase, Value src,
+                         Value srcBase);
 
   /// Zeroes `rows` accumulator rows at accBase.
   void zeroRows(Value acc, Value accBase);

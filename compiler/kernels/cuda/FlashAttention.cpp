@@ -28,7 +28,9 @@
 //    mapping on key rows, over the query heads sharing the key/value head
 //    (grouped-query attention) in order and their query tiles of 32 queries
 //    that see them (staged Q, dO, lse and D): dV += P^T dO, dK += dS^T Q.
-// Grouped-query attention reads the shared K and V rows in place.
+// Grouped-query attention reads the shared K and V rows in place. out, dO,
+// dQ, dK and dV are read or written per head or merged, as their HeadRows
+// say.
 //
 //===----------------------------------------------------------------------===//
 
@@ -187,10 +189,11 @@ public:
   }
 
   /// Stages `count` rows from row `first` of a [len, dh] matrix at `base`
-  /// in `src` into shared[count][paddedDim] (0 past len and dh), with
-  /// consecutive threads on consecutive elements. No barrier.
-  void stageRows(Value src, Value base, Value first, Value len, int64_t count,
-                 Value shared) {
+  /// in `src`, its rows `stride` apart, into shared[count][paddedDim] (0
+  /// past len and dh), with consecutive threads on consecutive elements. No
+  /// barrier.
+  void stageRows(Value src, Value base, int64_t stride, Value first, Value len,
+                 int64_t count, Value shared) {
     int64_t elements = count * m.paddedDim;
     Value lastRow = l.sub(len, l.index(1));
     auto element = [&](Value e) {
@@ -204,7 +207,7 @@ public:
         col = l.minIdx(c, l.index(m.headDim - 1));
       }
       Value at = l.add(
-          base, l.add(l.mul(l.minIdx(row, lastRow), l.index(m.headDim)), col));
+          base, l.add(l.mul(l.minIdx(row, lastRow), l.index(stride)), col));
       l.store(select(ok, l.load(src, at), f32(0.0)), shared, e);
     };
     // Whole rounds of kThreads elements: groups of kStagingUnroll in a loop
@@ -351,8 +354,10 @@ void cuda::emitFlashAttention(KernelBuilder &l,
             start, end, init,
             [&](Value keyTile, ValueRange st) -> SmallVector<Value> {
               Value j0 = l.mul(keyTile, l.index(m.staged));
-              e.stageRows(k.flat, kvBase, j0, keyLen, m.staged, shared[0]);
-              e.stageRows(v.flat, kvBase, j0, keyLen, m.staged, shared[1]);
+              e.stageRows(k.flat, kvBase, headDim, j0, keyLen, m.staged,
+                          shared[0]);
+              e.stageRows(v.flat, kvBase, headDim, j0, keyLen, m.staged,
+                          shared[1]);
               e.barrier();
               // Without a window key 0 is in tile 0 and every row sees it:
               // after tile 0 the max is finite and masked scores give
@@ -407,7 +412,10 @@ void cuda::emitFlashAttention(KernelBuilder &l,
         for (int64_t i = 0; i < m.width; ++i)
           outRow.push_back(e.mulF(state[2 + i], inverse));
         Value valid = e.ult(row, seq);
-        e.ifThen(valid, [&] { e.storeSlice(outRow, out.flat, rowBase); });
+        e.ifThen(valid, [&] {
+          e.storeSlice(outRow, out.flat,
+                       p.outRows.rowIndex(l, group, seq, rowC));
+        });
         if (lse.flat) {
           Value rowLse =
               e.addF(state[0], math::LogOp::create(b, loc, state[1]));
@@ -455,8 +463,10 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
         Value rowIdx = l.add(l.mul(group, seq), rowC);
         Value rowBase = l.mul(rowIdx, dh);
         SmallVector<Value> qRow = e.loadSlice(q.flat, rowBase);
-        SmallVector<Value> dOutRow = e.loadSlice(dOut.flat, rowBase);
-        SmallVector<Value> outRow = e.loadSlice(out.flat, rowBase);
+        SmallVector<Value> dOutRow =
+            e.loadSlice(dOut.flat, p.dOutRows.rowIndex(l, group, seq, rowC));
+        SmallVector<Value> outRow =
+            e.loadSlice(out.flat, p.outRows.rowIndex(l, group, seq, rowC));
         Value d;
         for (int64_t i = 0; i < m.width; ++i)
           d = d ? e.fma(dOutRow[i], outRow[i], d)
@@ -482,8 +492,10 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
             start, end, init,
             [&](Value keyTile, ValueRange st) -> SmallVector<Value> {
               Value j0 = l.mul(keyTile, l.index(m.staged));
-              e.stageRows(k.flat, kvBase, j0, keyLen, m.staged, shared[0]);
-              e.stageRows(v.flat, kvBase, j0, keyLen, m.staged, shared[1]);
+              e.stageRows(k.flat, kvBase, headDim, j0, keyLen, m.staged,
+                          shared[0]);
+              e.stageRows(v.flat, kvBase, headDim, j0, keyLen, m.staged,
+                          shared[1]);
               e.barrier();
               // dQ += dS K, key by key in order: each staged key's columns
               // serve its dot product and its update, then die.
@@ -505,7 +517,9 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
               e.barrier();
               return acc;
             });
-        e.ifThen(valid, [&] { e.storeSlice(dqRow, dq.flat, rowBase); });
+        e.ifThen(valid, [&] {
+          e.storeSlice(dqRow, dq.flat, p.dqRows.rowIndex(l, group, seq, rowC));
+        });
       });
 
   // 2. dK and dV, one block per (key/value head, key tile), over the query
@@ -555,9 +569,11 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
               start, end, init,
               [&](Value queryTile, ValueRange st) -> SmallVector<Value> {
                 Value i0 = l.mul(queryTile, l.index(m.staged));
-                Value rows = l.mul(queryBase, dh);
-                e.stageRows(q.flat, rows, i0, seq, m.staged, shared[0]);
-                e.stageRows(dOut.flat, rows, i0, seq, m.staged, shared[1]);
+                e.stageRows(q.flat, l.mul(queryBase, dh), headDim, i0, seq,
+                            m.staged, shared[0]);
+                e.stageRows(dOut.flat, p.dOutRows.groupBase(l, group, seq),
+                            p.dOutRows.rowStride(), i0, seq, m.staged,
+                            shared[1]);
                 e.stageValues(lse.flat, queryBase, i0, seq, m.staged,
                               shared[2]);
                 e.stageValues(delta.flat, queryBase, i0, seq, m.staged,
@@ -608,9 +624,9 @@ void cuda::emitFlashAttentionGrad(KernelBuilder &l,
         }
         e.ifThen(e.ult(key, keyLen), [&] {
           e.storeSlice(ArrayRef<Value>(st).take_front(m.width), dv.flat,
-                       keyBase);
+                       p.dvRows.rowIndex(l, kvGroup, keyLen, keyC));
           e.storeSlice(ArrayRef<Value>(st).drop_front(m.width), dk.flat,
-                       keyBase);
+                       p.dkRows.rowIndex(l, kvGroup, keyLen, keyC));
         });
       });
   l.kernelName = name;

@@ -431,8 +431,8 @@ int tfc::runDriver(int argc, char **argv, const DriverConfig &config) {
   mlir::tfc::addFusionPasses(pm, disabled);
   if (!forwardOnly) {
     pm.addPass(mlir::tfc::createTfcDeriveBackward());
-    if (!cudaOptions)
-      mlir::tfc::addBackwardFusionPasses(pm, disabled);
+    mlir::tfc::addBackwardFusionPasses(pm, disabled,
+                                       /*cuda=*/cudaOptions.has_value());
   }
   if (emitKind == Emit::FusionReport) {
     if (failed(pm.run(*module)))

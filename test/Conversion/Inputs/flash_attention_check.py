@@ -23,13 +23,16 @@ import numpy as np
 TOL = 1e-5
 FLOOR = 0.1
 
-# name: heads, dh, mask, scale; as in flash_attention.mlir.
+# name: heads, dh, mask, scale; as in flash_attention.mlir. The merged_*
+# models read and write [b, s, h * dh].
 MODELS = {
     "causal_d5": (3, 5, "causal", 0.4472135954999579),
     "cross_d37": (2, 37, "bidirectional", 0.3),
     "causal_d64": (2, 64, "causal", 0.125),
     "causal_ts_d16": (1, 16, "causal", 0.25),
     "bidir_d1": (2, 1, "bidirectional", 1.0),
+    "merged_causal_d5": (3, 5, "causal", 0.4472135954999579),
+    "merged_cross_d37": (2, 37, "bidirectional", 0.3),
 }
 
 # (model, batch, s, t): one row and one key; a query block and a key tile
@@ -53,6 +56,10 @@ CASES = [
     ("causal_ts_d16", 1, 40, 5),
     ("bidir_d1", 1, 1, 1),
     ("bidir_d1", 2, 37, 50),
+    ("merged_causal_d5", 1, 1, 1),
+    ("merged_causal_d5", 2, 150, 150),
+    ("merged_cross_d37", 2, 7, 13),
+    ("merged_cross_d37", 1, 70, 33),
 ]
 
 
@@ -79,8 +86,11 @@ def run(binary, model, shape, inputs, workdir):
     b, s, t = shape
     path_in = os.path.join(workdir, "in.bin")
     path_out = os.path.join(workdir, "out.bin")
-    np.concatenate([x.astype(np.float32).ravel() for x in inputs]).tofile(
-        path_in)
+    # [b, h, len, dh] <-> [b, len, h, dh], the merged models' layout.
+    merged = model.startswith("merged_")
+    layout = (lambda x: x.transpose(0, 2, 1, 3)) if merged else (lambda x: x)
+    np.concatenate([layout(x).astype(np.float32).ravel()
+                    for x in inputs]).tofile(path_in)
     proc = subprocess.run(
         [binary, model, str(heads), str(dh), str(b), str(s), str(t), path_in,
          path_out], capture_output=True, text=True)
@@ -91,7 +101,9 @@ def run(binary, model, shape, inputs, workdir):
     nq, nkv = b * heads * s * dh, b * heads * t * dh
     parts, at = [], 0
     for n, rows in ((nq, s), (nq, s), (nkv, t), (nkv, t)):
-        parts.append(flat[at:at + n].reshape(b, heads, rows, dh))
+        part = flat[at:at + n]
+        parts.append(layout(part.reshape(b, rows, heads, dh)) if merged else
+                     part.reshape(b, heads, rows, dh))
         at += n
     return parts
 

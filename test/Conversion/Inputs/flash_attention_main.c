@@ -3,7 +3,8 @@
  *   flash_attention MODEL HEADS DH BATCH SEQ KEYS IN.bin OUT.bin
  *
  * IN.bin holds q [b, h, s, dh], k and v [b, h, t, dh] and dy [b, h, s, dh]
- * as f32; OUT.bin gets y, dq, dk and dv. Each pass runs twice, without a
+ * as f32 (for the merged_* models [b, s, h * dh] and [b, t, h * dh]);
+ * OUT.bin gets y, dq, dk and dv. Each pass runs twice, without a
  * runtime (every loop inline) and with three threads, on a workspace and
  * outputs filled with NaN and a guard past the workspace; the two runs must
  * agree bit for bit. Prints one line per run. */
@@ -27,6 +28,8 @@ DECLARE(cross_d37)
 DECLARE(causal_d64)
 DECLARE(causal_ts_d16)
 DECLARE(bidir_d1)
+DECLARE(merged_causal_d5)
+DECLARE(merged_cross_d37)
 
 #define ENTRY(name)                                                            \
   { #name, name##_forward, name##_backward, name##_workspace_size }
@@ -37,8 +40,9 @@ static const struct {
   int32_t (*backward)(tfc_runtime *, F, F, F, F, F, F, void *, int64_t, int64_t,
                       int64_t, int64_t);
   int64_t (*workspace_size)(int64_t, int64_t, int64_t);
-} models[] = {ENTRY(causal_d5), ENTRY(cross_d37), ENTRY(causal_d64),
-              ENTRY(causal_ts_d16), ENTRY(bidir_d1)};
+} models[] = {ENTRY(causal_d5),       ENTRY(cross_d37), ENTRY(causal_d64),
+              ENTRY(causal_ts_d16),   ENTRY(bidir_d1),  ENTRY(merged_causal_d5),
+              ENTRY(merged_cross_d37)};
 
 #define GUARD 4096
 

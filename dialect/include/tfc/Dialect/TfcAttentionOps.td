@@ -25,6 +25,11 @@ def Tfc_FlashAttentionOp : Tfc_Op<"flash_attention", [Pure,
       out[i] = sum_j softmax(S[i])[j] * value[j]     [b, h, s, dh]
       lse[i] = log sum_j exp(S[i, j])                [b, h, s]
 
+    `out` may be merged instead, `[b, s, h * dh]`: then the op is
+    `tfc.merge_heads` of the above, each row stored where the output
+    projection reads it (tfc-fuse-attention makes this form when a
+    merge_heads is out's only reader).
+
     The same as `tfc.attention_context(tfc.softmax(tfc.mask(tfc.scale(
     tfc.attention_scores(q, k)))), v)`, computed flash-style: key tiles with
     an online softmax, no [s, t] buffer, tiles the mask, window or padding
@@ -63,6 +68,14 @@ def Tfc_FlashAttentionGradOp : Tfc_Op<"flash_attention_grad", [Pure]> {
       dq = scale * dS K,   dk = scale * dS^T Q,   dv = P^T dO,
 
     dk and dv of a shared key/value head summed over its query heads.
+
+    `out` and `out_grad`, and each of `query_grad`, `key_grad` and
+    `value_grad`, may be merged, `[b, s, h * dh]` (`[b, t, g * dh]` for the
+    key and value gradients), each on its own: read where the output
+    projection wrote them, or stored where the projections' gradients read
+    them (tfc-fuse-attention-grad makes the gradients merged when a
+    `tfc.merge_heads` is their only reader). Only addresses differ: the
+    sums are the same.
 
     `P` is recomputed tile by tile and never stored. Each result element is
     summed by one parallel iteration in a fixed order, so results do not
