@@ -336,6 +336,9 @@ void cpu::planFlashAttentionGrad(KernelBuilder &l,
   if (p.heads != p.kvHeads)
     for (int i = 0; i < 2; ++i)
       l.allocate(f32, {groups, p.k.dims[2], l.allocIndex(headDim)});
+  // A merged dQ: each head's, per head.
+  if (p.dqRows.merged)
+    l.allocate(f32, {groups, q.dims[2], l.allocIndex(headDim)});
 }
 
 void cpu::emitFlashAttentionGrad(KernelBuilder &l,
@@ -359,7 +362,6 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   p.delta = l.takeScratch();
   Buffer scratch = l.takeScratch();
   p.dOutRows = problem.dOutRows;
-  p.dqRows = problem.dqRows;
   // Grouped-query attention sums each query head's dK and dV, split per
   // head in scratch, into the shared heads' rows.
   bool grouped = p.heads != p.kvHeads;
@@ -368,6 +370,13 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   HeadRows perQueryHead{p.heads, problem.headDim};
   p.dkRows = grouped ? perQueryHead : problem.dkRows;
   p.dvRows = grouped ? perQueryHead : problem.dvRows;
+  // A merged dQ is summed per head in scratch and stored merged after the
+  // sweep: updated in place once per key tile, rows h * dh apart fall into
+  // a few of L1's sets when h * dh is a power of two (the copy task's 4 x
+  // 32) and conflict with the panels the sweep reads.
+  bool dqPerHead = problem.dqRows.merged;
+  Buffer headDq = dqPerHead ? l.takeScratch() : problem.dq;
+  p.dqRows = dqPerHead ? perQueryHead : problem.dqRows;
   p.groups = p.packedQ.dims[0];
   p.queryPanels = p.packedQ.dims[1];
 
@@ -381,7 +390,10 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
             p.queryPanels);
   e.packTransposed(p.q.flat, HeadRows{p.heads, problem.headDim}, p.packedQ.flat,
                    p.groups, p.seq, p.queryPanels);
-  emitSweep(e, p, problem.dq.flat, headDk.flat, headDv.flat, scratch.flat);
+  emitSweep(e, p, headDq.flat, headDk.flat, headDv.flat, scratch.flat);
+  if (dqPerHead) // A group of one query head: a copy into the merged rows.
+    emitGroupSum(e, headDq.flat, problem.dq.flat, problem.dqRows, p.groups,
+                 p.seq, p.heads, p.heads);
   if (grouped) {
     Value kvGroups = l.mul(p.k.dims[0], p.k.dims[1]);
     emitGroupSum(e, headDk.flat, problem.dk.flat, problem.dkRows, kvGroups,
