@@ -56,9 +56,9 @@ int64_t sweepScratch(const TileShape &t) {
 /// The buffers and sizes both sweeps read.
 struct SweepOperands {
   Buffer q, k, v, lse, dOut;
-  // dO's rows, and those of the dQ, dK and dV the sweep writes (per head
-  // or merged).
-  HeadRows dOutRows, dqRows, dkRows, dvRows;
+  // dO's rows, and those of the dK and dV the sweep writes (per head or
+  // merged); dQ it sums per head.
+  HeadRows dOutRows, dkRows, dvRows;
   Buffer packedQ, packedDOut, delta;
   Value seq, keyLen, groups, queryPanels;
   double scale;
@@ -152,7 +152,7 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
     // dQ is summed in place, tile by tile.
     Value zero = e.splatF32(0.0);
     l.forLoop(l.index(0), p.seq, [&](Value i) {
-      Value row = p.dqRows.rowIndex(l, group, p.seq, i);
+      Value row = l.mul(l.add(queryBase, i), dh);
       for (int64_t vec = 0; vec < t.headVecs; ++vec)
         e.storeHeadVector(zero, dq, row, vec);
     });
@@ -254,9 +254,7 @@ void emitSweep(TileEmitter &e, const SweepOperands &p, Value dq, Value dk,
                          p.dOutRows.rowStride(), count);
         e.accumulateRows(scratch, dkAcc, {}, scratch, dScores, p.q.flat, qAt,
                          t.headDim, count);
-        e.accumulateColumns(dq, p.dqRows.rowIndex(l, group, p.seq, i0),
-                            p.dqRows.rowStride(), count, scratch, dScores,
-                            kFlat, kTile);
+        e.accumulateColumns(dq, qAt, count, scratch, dScores, kFlat, kTile);
       };
       // The query tiles that see a key of the tile, and those whose
       // queries all see all of them (the rest are masked: a query outside
@@ -376,7 +374,6 @@ void cpu::emitFlashAttentionGrad(KernelBuilder &l,
   // 32) and conflict with the panels the sweep reads.
   bool dqPerHead = problem.dqRows.merged;
   Buffer headDq = dqPerHead ? l.takeScratch() : problem.dq;
-  p.dqRows = dqPerHead ? perQueryHead : problem.dqRows;
   p.groups = p.packedQ.dims[0];
   p.queryPanels = p.packedQ.dims[1];
 

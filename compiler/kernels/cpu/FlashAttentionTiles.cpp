@@ -305,10 +305,10 @@ void TileEmitter::accumulateRows(Value acc, Value accBase,
   }
 }
 
-void TileEmitter::accumulateColumns(Value acc, Value accBase, int64_t accStride,
-                                    Value count, Value coef, Value coefBase,
-                                    Value src, Value srcBase) {
-  Value stride = l.index(accStride);
+void TileEmitter::accumulateColumns(Value acc, Value accBase, Value count,
+                                    Value coef, Value coefBase, Value src,
+                                    Value srcBase) {
+  Value dh = l.index(t.headDim);
   for (int64_t c0 = 0; c0 < t.headVecs; c0 += t.chunkVecs) {
     int64_t width = std::min(t.chunkVecs, t.headVecs - c0);
     SmallVector<Value> s;
@@ -317,7 +317,7 @@ void TileEmitter::accumulateColumns(Value acc, Value accBase, int64_t accStride,
         s.push_back(loadHeadVector(src, l.add(srcBase, l.index(r * t.headDim)),
                                    c0 + w));
     l.forLoop(l.index(0), count, [&](Value c) {
-      Value row = l.add(accBase, l.mul(c, stride));
+      Value row = l.add(accBase, l.mul(c, dh));
       SmallVector<Value> a;
       for (int64_t w = 0; w < width; ++w)
         a.push_back(loadHeadVector(acc, row, c0 + w));

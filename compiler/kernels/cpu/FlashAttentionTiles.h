@@ -81,13 +81,12 @@ public:
                       Value coef, Value coefBase, Value src, Value srcBase,
                       int64_t srcStride, Value count);
 
-  /// acc[accBase + c * accStride + d] += sum_{r < rows} coef[coefBase + r *
-  /// cols + c] * src[srcBase + r * dh + d] for c < count, d < dh: the
-  /// transposed update (a tile's columns are the rows it updates), with the
-  /// `rows` source rows held in registers.
-  void accumulateColumns(Value acc, Value accBase, int64_t accStride,
-                         Value count, Value coef, Value coefBase, Value src,
-                         Value srcBase);
+  /// acc[accBase + c * dh + d] += sum_{r < rows} coef[coefBase + r * cols +
+  /// c] * src[srcBase + r * dh + d] for c < count, d < dh: the transposed
+  /// update (a tile's columns are the rows it updates), with the `rows`
+  /// source rows held in registers.
+  void accumulateColumns(Value acc, Value accBase, Value count, Value coef,
+                         Value coefBase, Value src, Value srcBase);
 
   /// Zeroes `rows` accumulator rows at accBase.
   void zeroRows(Value acc, Value accBase);
